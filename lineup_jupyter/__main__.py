@@ -1,0 +1,7 @@
+"""``python -m lineup_jupyter`` is the ``lineup`` command."""
+
+import sys
+
+from ._cli import main
+
+sys.exit(main())

@@ -1,0 +1,169 @@
+"""An agent living in the kernel, for notebook users who would rather not write envelopes.
+
+``agent.open(...)``, ``agent.patch(...)``, ``agent.close(...)`` build lineup.v1 envelopes and
+hand them to the host exactly as an out-of-process agent's would arrive; handlers registered
+with ``agent.on_event`` receive the host's ``ui.event`` messages. A refused call raises the
+host's ProtocolError here, because it is the notebook author's own code that needs fixing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from ._errors import ProtocolError, UsageError
+from .protocol import bundle_integrity, rules
+
+if TYPE_CHECKING:
+    from ._host import Host
+
+__all__ = ["Agent", "SurfaceEvent"]
+
+DEFAULT_APP_ID = "local.notebook.surface"
+DEFAULT_APP_VERSION = "0.1.0"
+
+
+@dataclass(frozen=True)
+class SurfaceEvent:
+    """A user's action in a surface, as the agent receives it (U8)."""
+
+    instance_id: str
+    event: str
+    data: dict[str, Any]
+    envelope: dict[str, Any]
+
+
+EventHandler = Callable[[SurfaceEvent], None]
+EnvelopeHandler = Callable[[dict[str, Any]], None]
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Agent:
+    """An agent with id ``agent_id`` talking to ``host``. Made by ``host.connect_agent(id)``."""
+
+    def __init__(self, host: Host, agent_id: str) -> None:
+        from ._host import _ID, new_id
+
+        if not isinstance(agent_id, str) or not _ID.fullmatch(agent_id):
+            raise UsageError(f"[lineup] agent id {agent_id!r} must match {rules.ID_PATTERN} (M1)")
+        self.id = agent_id
+        self.host = host
+        self._new_id = new_id
+        self._event_handlers: list[tuple[str | None, str | None, EventHandler]] = []
+        self._type_handlers: list[tuple[str, EnvelopeHandler]] = []
+        self.inventory: dict[str, Any] | None = None
+        self.errors: list[dict[str, Any]] = []
+        self._subscription = host._bus.subscribe(self._dispatch, agent_id=agent_id)
+        host.send_inventory(to=agent_id)  # C1: the session is set up, tell it what it may use
+
+    # ---- sending -----------------------------------------------------------------
+
+    def send(self, type_: str, payload: dict[str, Any]) -> str:
+        """Send one envelope of ``type_`` (short, like ``ui.open``, or full); returns its id.
+
+        Raises ProtocolError if the host refused it.
+        """
+        full = type_ if type_.startswith(rules.TYPE_PREFIX) else rules.TYPE_PREFIX + type_
+        message_id = self._new_id("msg")
+        error = self.host.receive({
+            "v": rules.ENVELOPE_VERSION,
+            "id": message_id,
+            "type": full,
+            "conversation_id": self.host.conversation_id,
+            "sender": {"kind": "agent", "id": self.id},
+            "payload": payload,
+        })
+        if error is not None:
+            raise error
+        return message_id
+
+    def open(
+        self,
+        instance_id: str,
+        *,
+        html: str,
+        css: str = "",
+        js: str = "",
+        state: dict[str, Any] | None = None,
+        app_id: str = DEFAULT_APP_ID,
+        version: str = DEFAULT_APP_VERSION,
+        name: str | None = None,
+        integrity: bool | str = False,
+    ) -> str:
+        """Open (or replace, U1) a surface from an inline bundle.
+
+        ``integrity=True`` computes and sends app.integrity (H4); a string is sent as given.
+        """
+        app: dict[str, Any] = {"id": app_id, "version": version, "html": html, "css": css, "js": js}
+        if name is not None:
+            app["name"] = name
+        if integrity is True:
+            app["integrity"] = bundle_integrity(html, css, js)
+        elif isinstance(integrity, str):
+            app["integrity"] = integrity
+        return self.send("ui.open", {"instance_id": instance_id, "app": app,
+                                     "state": {} if state is None else state})
+
+    def open_app(self, instance_id: str, app_id: str, surface: str, *,
+                 state: dict[str, Any] | None = None, version: str | None = None) -> str:
+        """Open a surface of an installed app by its id alone (H5, C6)."""
+        app: dict[str, Any] = {"id": app_id, "surface": surface}
+        if version is not None:
+            app["version"] = version
+        return self.send("ui.open", {"instance_id": instance_id, "app": app,
+                                     "state": {} if state is None else state})
+
+    def patch(self, instance_id: str, state: dict[str, Any], *, merge: bool = False) -> str:
+        """Replace the surface's state (or merge into it, RFC 7396, with ``merge=True``)."""
+        payload: dict[str, Any] = {"instance_id": instance_id, "state": state}
+        if merge:
+            payload["merge"] = True
+        return self.send("ui.patch", payload)
+
+    def close(self, instance_id: str, reason: str = "completed") -> str:
+        """Close the surface (U10)."""
+        return self.send("ui.close", {"instance_id": instance_id, "reason": reason})
+
+    # ---- receiving ---------------------------------------------------------------
+
+    def on_event(self, event: str | None = None, *, instance_id: str | None = None
+                 ) -> Callable[[F], F]:
+        """Decorator: call the function with a SurfaceEvent for matching ``ui.event`` messages.
+
+        ``event`` None matches every event name; ``instance_id`` None every instance.
+        """
+        def register(handler: F) -> F:
+            self._event_handlers.append((event, instance_id, handler))
+            return handler
+        return register
+
+    def on(self, type_: str, handler: EnvelopeHandler) -> None:
+        """Call ``handler(envelope)`` for every envelope of ``type_`` addressed to this agent."""
+        full = type_ if type_.startswith(rules.TYPE_PREFIX) else rules.TYPE_PREFIX + type_
+        self._type_handlers.append((full, handler))
+
+    def disconnect(self) -> None:
+        self._subscription.close()
+
+    def _dispatch(self, envelope: dict[str, Any]) -> None:
+        kind = envelope["type"]
+        payload = envelope["payload"]
+        if kind == "lineup.v1.client.inventory":
+            self.inventory = payload
+        elif kind == "lineup.v1.error":
+            self.errors.append(payload)
+        elif kind == "lineup.v1.ui.event":
+            event = SurfaceEvent(payload["instance_id"], payload["event"], payload["data"], envelope)
+            for name, instance, handler in list(self._event_handlers):
+                if name in (None, event.event) and instance in (None, event.instance_id):
+                    handler(event)
+        for name, handler in list(self._type_handlers):
+            if name == kind:
+                handler(envelope)
+
+    def __repr__(self) -> str:
+        return f"Agent(id={self.id!r}, conversation_id={self.host.conversation_id!r})"
+
+
+

@@ -1,0 +1,174 @@
+"""Carries client->agent envelopes of one conversation to their subscribers, and keeps a history.
+
+The bus knows envelopes, not widgets or surfaces. Delivery is FIFO even when a subscriber
+sends while being called (its answer is queued behind what is already in flight), and a
+subscriber that raises is logged and recorded, never allowed to break delivery to others.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import traceback
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ._errors import UsageError
+
+__all__ = ["Bus", "History", "Record", "Subscription"]
+
+logger = logging.getLogger("lineup_jupyter")
+
+Direction = Literal["to_client", "to_agent"]
+Callback = Callable[[dict[str, Any]], None]
+
+
+@dataclass(frozen=True)
+class Record:
+    """One thing that crossed the bus, in order.
+
+    ``envelope`` is the message as received or sent (for bytes that were not JSON, ``{"raw":
+    "<first 1000 characters>"}``); ``error`` is the refusal payload when it was refused.
+    ``kind`` is ``envelope``, ``refused`` or ``handler_error``.
+    """
+
+    seq: int
+    time: float
+    direction: Direction
+    kind: Literal["envelope", "refused", "handler_error"]
+    envelope: dict[str, Any]
+    error: dict[str, Any] | None = None
+
+
+class History:
+    """A bounded, ordered record of a conversation (a ring buffer: the oldest falls off)."""
+
+    def __init__(self, size: int) -> None:
+        if size < 1:
+            raise UsageError(f"[lineup] history size must be at least 1, not {size}")
+        self._records: deque[Record] = deque(maxlen=size)
+        self._seq = 0
+        self._lock = threading.Lock()
+
+    def add(self, direction: Direction, kind: Literal["envelope", "refused", "handler_error"],
+            envelope: dict[str, Any], error: dict[str, Any] | None = None) -> Record:
+        with self._lock:
+            self._seq += 1
+            record = Record(self._seq, time.time(), direction, kind, envelope, error)
+            self._records.append(record)
+        return record
+
+    @property
+    def size(self) -> int:
+        return self._records.maxlen or 0
+
+    @property
+    def dropped(self) -> int:
+        """How many records fell off the front."""
+        return self._seq - len(self._records)
+
+    def __iter__(self) -> Iterator[Record]:
+        return iter(list(self._records))
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def __getitem__(self, index: int) -> Record:
+        return list(self._records)[index]
+
+
+@dataclass
+class Subscription:
+    """Returned by ``subscribe``: call it (or ``close()``) to stop receiving."""
+
+    _bus: Bus
+    _callback: Callback
+    agent_id: str | None
+    active: bool = field(default=True)
+
+    def close(self) -> None:
+        if self.active:
+            self.active = False
+            self._bus._remove(self)
+
+    __call__ = close
+
+    def __enter__(self) -> Subscription:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class Bus:
+    """Routes envelopes from the client (the host) to the agents of one conversation."""
+
+    def __init__(self, conversation_id: str, *, history_size: int = 1000) -> None:
+        self.conversation_id = conversation_id
+        self.history = History(history_size)
+        self._subscriptions: list[Subscription] = []
+        self._queue: deque[dict[str, Any]] = deque()
+        self._draining = threading.local()
+        self._lock = threading.Lock()
+
+    def subscribe(self, callback: Callback, *, agent_id: str | None = None) -> Subscription:
+        """Call ``callback(envelope)`` for every client->agent envelope.
+
+        With ``agent_id``, only for envelopes addressed to that agent or to no one in particular.
+        """
+        if not callable(callback):
+            raise UsageError(f"[lineup] subscribe needs a callable, not {type(callback).__name__}")
+        subscription = Subscription(self, callback, agent_id)
+        with self._lock:
+            self._subscriptions.append(subscription)
+        return subscription
+
+    def _remove(self, subscription: Subscription) -> None:
+        with self._lock:
+            if subscription in self._subscriptions:
+                self._subscriptions.remove(subscription)
+
+    def record_incoming(self, envelope: dict[str, Any], error: dict[str, Any] | None) -> None:
+        self.history.add("to_client", "refused" if error else "envelope", envelope, error)
+
+    def send(self, envelope: dict[str, Any]) -> None:
+        """Deliver one client->agent envelope to its subscribers, after those already queued."""
+        if envelope.get("conversation_id") != self.conversation_id:
+            raise UsageError(
+                f"[lineup] this bus carries conversation {self.conversation_id!r}, "
+                f"not {envelope.get('conversation_id')!r}"
+            )
+        self.history.add("to_agent", "envelope", envelope)
+        self._queue.append(envelope)
+        if getattr(self._draining, "active", False):
+            return  # the outer send on this thread delivers it, in order
+        self._draining.active = True
+        try:
+            while self._queue:
+                self._deliver(self._queue.popleft())
+        finally:
+            self._draining.active = False
+
+    def _deliver(self, envelope: dict[str, Any]) -> None:
+        target = envelope.get("target")
+        target_id = target.get("id") if isinstance(target, dict) else None
+        with self._lock:
+            subscriptions = list(self._subscriptions)
+        for subscription in subscriptions:
+            if not subscription.active:
+                continue
+            if subscription.agent_id is not None and target_id not in (None, subscription.agent_id):
+                continue
+            try:
+                subscription._callback(envelope)
+            except Exception as exc:  # a subscriber's bug must not stop the others
+                where = f"agent {subscription.agent_id!r}" if subscription.agent_id else "a subscriber"
+                logger.error("[lineup] %s failed on %s: %r", where, envelope.get("type"), exc)
+                self.history.add(
+                    "to_agent", "handler_error", envelope,
+                    {"code": "internal", "message": f"{where} raised {exc!r}",
+                     "traceback": "".join(traceback.format_exception(exc))},
+                )

@@ -1,0 +1,134 @@
+"""``lineup``: validate envelopes, print the JSON Schema, hash a bundle.
+
+    lineup validate FILE|-     one envelope, or JSON lines; exit 1 if any is not valid
+    lineup schema              the JSON Schema of every lineup.v1 message
+    lineup hash PATH           the app.integrity string of a bundle (H4)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from ._errors import ProtocolError
+from .protocol import Limits, bundle_integrity, validate_envelope
+
+__all__ = ["main"]
+
+BUNDLE_FILES = {"html": "index.html", "css": "style.css", "js": "script.js"}
+
+
+def _documents(text: str, force_lines: bool) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each message: the whole text if it is one JSON value, else lines."""
+    if not force_lines:
+        stripped = text.strip()
+        try:
+            _, end = json.JSONDecoder().raw_decode(stripped)
+        except (ValueError, RecursionError):
+            end = -1
+        if end == len(stripped) or "\n" not in stripped:
+            yield 1, text
+            return
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            yield number, line
+
+
+def _verdict(raw: str, limits: Limits) -> dict[str, Any]:
+    try:
+        envelope = validate_envelope(raw, limits=limits)
+    except ProtocolError as error:
+        verdict = "unsupported" if error.code == "unsupported" else "invalid"
+        return {"verdict": verdict, **error.to_payload()}
+    return {"verdict": "valid", "type": envelope.type, "id": envelope.id}
+
+
+def _validate(args: argparse.Namespace, out: TextIO) -> int:
+    if args.file == "-":
+        data = sys.stdin.buffer.read()
+        name = "<stdin>"
+    else:
+        path = Path(args.file)
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            print(f"lineup: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
+            return 2
+        name = args.file
+    limits = Limits(max_bundle_bytes=args.max_bundle_bytes)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        documents: Iterator[tuple[int, Any]] = iter([(1, data)])  # the validator explains why
+    else:
+        documents = _documents(text, args.jsonl)
+    failures = 0
+    for line, raw in documents:
+        result = _verdict(raw, limits)
+        failures += result["verdict"] != "valid"
+        if args.json:
+            print(json.dumps({"file": name, "line": line, **result}, ensure_ascii=False), file=out)
+        elif result["verdict"] == "valid":
+            print(f"{name}:{line}: valid {result['type']} (id {result['id']})", file=out)
+        else:
+            print(f"{name}:{line}: {result['verdict']} [{result['rule']} {result['code']}] "
+                  f"{result['path']}: {result['message']}", file=out)
+    return 1 if failures else 0
+
+
+def _bundle_from(path: Path) -> dict[str, str]:
+    if path.is_dir():
+        return {part: (path / file).read_text("utf-8") if (path / file).exists() else ""
+                for part, file in BUNDLE_FILES.items()}
+    value = json.loads(path.read_text("utf-8"))
+    if isinstance(value, dict) and isinstance(value.get("payload"), dict):
+        value = value["payload"].get("app", value)  # a whole ui.open envelope
+    if not isinstance(value, dict) or not isinstance(value.get("html"), str):
+        raise ValueError("expected a bundle {html, css, js}, or a ui.open envelope carrying one")
+    return {part: str(value.get(part, "")) for part in BUNDLE_FILES}
+
+
+def _hash(args: argparse.Namespace, out: TextIO) -> int:
+    try:
+        bundle = _bundle_from(Path(args.path))
+    except (OSError, ValueError) as exc:
+        print(f"lineup: cannot read a bundle from {args.path}: {exc}", file=sys.stderr)
+        return 2
+    print(bundle_integrity(bundle["html"], bundle["css"], bundle["js"]), file=out)
+    return 0
+
+
+def _schema(args: argparse.Namespace, out: TextIO) -> int:
+    from .protocol._codegen import envelope_schema
+
+    print(json.dumps(envelope_schema(), indent=2, ensure_ascii=False), file=out)
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="lineup", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    validate = commands.add_parser("validate", help="check envelopes against every rule")
+    validate.add_argument("file", help="a file of one envelope or JSON lines; - for standard input")
+    validate.add_argument("--jsonl", action="store_true", help="read one envelope per line")
+    validate.add_argument("--json", action="store_true", help="print verdicts as JSON lines")
+    validate.add_argument("--max-bundle-bytes", type=int, default=Limits().max_bundle_bytes,
+                          help="bundle size limit (U3), default %(default)s")
+    validate.set_defaults(run=_validate)
+    schema = commands.add_parser("schema", help="print the JSON Schema of every message")
+    schema.set_defaults(run=_schema)
+    hash_ = commands.add_parser("hash", help="print a bundle's app.integrity (H4)")
+    hash_.add_argument("path", help=f"a folder with {', '.join(BUNDLE_FILES.values())}, "
+                                    "or a JSON bundle or ui.open envelope")
+    hash_.set_defaults(run=_hash)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+    args = _parser().parse_args(argv)
+    code: int = args.run(args, out or sys.stdout)
+    return code

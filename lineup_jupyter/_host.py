@@ -1,0 +1,385 @@
+"""The client side of LineUp in the kernel: validates agent envelopes, owns surfaces, answers.
+
+``Host.receive`` and ``Host.subscribe`` are the public contract. Bad agent input never raises
+into the caller: the host answers with exactly one refusal (a ``lineup.v1.error``, or an
+``app.result`` for an ``app.call`` whose ``call_id`` it could read) and changes nothing.
+The host runs without a browser; the widget (a later layer) only watches it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from ._bus import Bus, History, Subscription
+from ._errors import ProtocolError, UsageError
+from ._surfaces import SurfaceChange, Surfaces
+from .protocol import (
+    AppCall,
+    AppRef,
+    EnvelopeHeader,
+    UiClose,
+    UiClosePayload,
+    UiOpen,
+    UiPatch,
+    bundle_integrity,
+    rules,
+    validate_surface_message,
+)
+from .protocol._json import dumps
+from .protocol._validate import DEFAULT_LIMITS, Limits, parse_envelope
+
+if TYPE_CHECKING:
+    from ._agent import Agent
+
+__all__ = ["Host"]
+
+logger = logging.getLogger("lineup_jupyter")
+
+_RECENT_IDS = 4096  # H9: how many (sender, id) pairs are remembered to refuse repeats
+_RAW_SHOWN = 1000  # characters of an unparseable message kept in the history
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def new_id(prefix: str) -> str:
+    """A fresh message id matching the id rule (H1)."""
+    return f"{prefix}_{uuid.uuid4().hex}"
+
+
+class Host:
+    """A LineUp client for one conversation, living in the kernel.
+
+    >>> host = Host(conversation_id="conv_01")
+    >>> unsubscribe = host.subscribe(print)     # every client->agent envelope
+    >>> host.receive(ui_open_envelope)          # an agent->client envelope: dict, text or model
+    """
+
+    def __init__(
+        self,
+        conversation_id: str,
+        *,
+        limits: Limits | None = None,
+        history_size: int = 1000,
+        client_id: str = "lineup-jupyter",
+    ) -> None:
+        for name, value in (("conversation_id", conversation_id), ("client_id", client_id)):
+            if not isinstance(value, str) or not _ID.fullmatch(value):
+                raise UsageError(f"[lineup] {name} {value!r} must match {rules.ID_PATTERN} (M1)")
+        self.conversation_id = conversation_id
+        self.client_id = client_id
+        self.limits = limits or DEFAULT_LIMITS
+        self._bus = Bus(conversation_id, history_size=history_size)
+        self.surfaces = Surfaces(self.limits)
+        self._lock = threading.RLock()
+        self._seen: OrderedDict[tuple[str, str], None] = OrderedDict()
+        self._calls: dict[str, tuple[str, dict[str, Any]]] = {}
+        self._inventory_revision = 0
+        self._inventory: dict[str, Any] | None = None
+
+    # ---- the contract ----------------------------------------------------------------
+
+    def receive(self, envelope: Any) -> ProtocolError | None:
+        """Take one agent->client envelope (dict, JSON text or bytes, or a model).
+
+        Returns None when accepted, or the ProtocolError that refused it; never raises for bad
+        input. A refused message changes nothing and gets exactly one answer on the bus.
+        """
+        with self._lock:
+            try:
+                accepted, wire = self._accept(envelope)
+                self._act(accepted, wire)  # checks before it changes anything: it may still refuse
+            except ProtocolError as error:
+                return self._refuse(envelope, error)
+            except Exception as exc:  # a bug of ours: report it, never raise into the agent
+                logger.exception("[lineup] the host failed while handling a message")
+                return self._refuse(envelope, ProtocolError("internal", "H3", "$",
+                                                             f"the host failed: {exc!r}"))
+            return None
+
+    def subscribe(self, callback: Callable[[dict[str, Any]], None]) -> Subscription:
+        """Call ``callback(envelope_dict)`` for every client->agent envelope this host sends.
+
+        Returns a Subscription; call it (or ``.close()``) to unsubscribe.
+        """
+        return self._bus.subscribe(callback)
+
+    # ---- what an agent asked for ---------------------------------------------------------
+
+    def _accept(self, raw: Any) -> tuple[Any, dict[str, Any]]:
+        envelope, wire = parse_envelope(raw, limits=self.limits)
+        short = envelope.type.removeprefix(rules.TYPE_PREFIX)
+        if short not in rules.AGENT_TO_CLIENT:
+            raise ProtocolError(
+                "wrong_direction", "M2", "$.type",
+                f"{envelope.type} goes from client to agent; a client does not accept it. "
+                + rules.RULES["M2"],
+            )
+        if envelope.conversation_id != self.conversation_id:
+            raise ProtocolError(
+                "wrong_conversation", "M1", "$.conversation_id",
+                f"this host serves conversation {self.conversation_id!r}, not "
+                f"{envelope.conversation_id!r}. " + rules.RULES["M1"],
+            )
+        if (envelope.sender.id, envelope.id) in self._seen:
+            raise ProtocolError(
+                "duplicate_id", "H9", "$.id",
+                f"agent {envelope.sender.id!r} already sent a message with id {envelope.id!r}. "
+                + rules.RULES["H9"],
+            )
+        if isinstance(envelope, UiOpen):
+            self._check_open(envelope)
+        elif isinstance(envelope, UiPatch):
+            # Checked here too so that a refused patch never reaches the registry half-done.
+            self.surfaces._existing(envelope.sender.id, envelope.payload.instance_id)
+        elif isinstance(envelope, UiClose):
+            self.surfaces._existing(envelope.sender.id, envelope.payload.instance_id)
+        elif isinstance(envelope, AppCall):
+            self._check_call(envelope)
+        return envelope, wire
+
+    def _check_open(self, envelope: UiOpen) -> None:
+        app = envelope.payload.app
+        self.surfaces._owned(envelope.sender.id, envelope.payload.instance_id, "$.payload.instance_id")
+        if isinstance(app, AppRef):
+            raise ProtocolError(
+                "unsupported", "C3", "$.payload.app",
+                f"no installed app {app.id!r} with a surface {app.surface!r} is enabled on this "
+                "host, so nothing is opened and nothing is downloaded. " + rules.RULES["C3"],
+            )
+        if app.integrity is not None:
+            actual = bundle_integrity(app.html, app.css, app.js)
+            if actual != app.integrity:
+                raise ProtocolError(
+                    "integrity_mismatch", "S7", "$.payload.app.integrity",
+                    f"the bundle hashes to {actual}, not {app.integrity}; it was changed or the "
+                    "digest was computed differently (see `lineup hash`). " + rules.RULES["S7"],
+                )
+
+    def _check_call(self, envelope: AppCall) -> None:
+        recorded = self._calls.get(envelope.payload.call_id)
+        if recorded is not None and recorded[0] != _fingerprint(envelope):
+            raise ProtocolError(
+                "call_conflict", "C12", "$.payload.call_id",
+                f"call_id {envelope.payload.call_id!r} was already used for a different request; "
+                "use a new call_id for a new call. " + rules.RULES["C12"],
+            )
+
+    def _act(self, envelope: Any, wire: dict[str, Any]) -> None:
+        if isinstance(envelope, UiOpen):
+            self.surfaces.open(envelope.sender.id, envelope.payload)
+        elif isinstance(envelope, UiPatch):
+            self.surfaces.patch(envelope.sender.id, envelope.payload)
+        elif isinstance(envelope, UiClose):
+            self.surfaces.close(envelope.sender.id, envelope.payload)
+        self._remember(envelope.sender.id, envelope.id)
+        self._bus.record_incoming(wire, None)
+        if isinstance(envelope, AppCall):
+            self._answer_call(envelope)
+
+    def _answer_call(self, envelope: AppCall) -> None:
+        call_id = envelope.payload.call_id
+        recorded = self._calls.get(call_id)
+        if recorded is None:
+            # No capability is declared on this host yet (the broker adds them): C7 says only
+            # declared capabilities may be requested, so the answer is a deterministic refusal.
+            payload = {
+                "call_id": call_id,
+                "status": "unsupported",
+                "error": {
+                    "code": "unsupported", "rule": "C3", "path": "$.payload.capability",
+                    "message": f"no capability {envelope.payload.capability!r} is declared on "
+                    "this host. " + rules.RULES["C3"],
+                },
+            }
+            recorded = (_fingerprint(envelope), payload)
+            self._calls[call_id] = recorded
+        self._send("lineup.v1.app.result", recorded[1], to=envelope.sender.id)  # C12: same answer
+
+    def _remember(self, sender_id: str, message_id: str) -> None:
+        self._seen[(sender_id, message_id)] = None
+        if len(self._seen) > _RECENT_IDS:
+            self._seen.popitem(last=False)
+
+    # ---- refusals --------------------------------------------------------------------
+
+    def _refuse(self, raw: Any, error: ProtocolError) -> ProtocolError:
+        """Record the refused message and send exactly one answer to its sender (H3)."""
+        shown = _shown(raw)
+        error = error.with_refused(_valid_id(shown.get("id")), _short_str(shown.get("type")))
+        self._bus.record_incoming(shown, error.to_payload())
+        sender = shown.get("sender")
+        to = _valid_id(sender.get("id")) if isinstance(sender, dict) and sender.get("kind") == "agent" else None
+        payload = shown.get("payload")
+        call_id = _valid_id(payload.get("call_id")) if isinstance(payload, dict) else None
+        if (
+            shown.get("type") == "lineup.v1.app.call"
+            and call_id is not None
+            and call_id not in self._calls  # an answered call_id keeps its one result (C12)
+            and error.code not in ("duplicate_id", "wrong_conversation")
+        ):
+            result = {"call_id": call_id, "status": "failed", "error": _result_error(error)}
+            self._calls[call_id] = ("refused", result)
+            self._send("lineup.v1.app.result", result, to=to)
+            return error
+        self._send("lineup.v1.error", error.to_payload(), to=to)
+        return error
+
+    # ---- what the client sends -------------------------------------------------------
+
+    def _send(self, type_: str, payload: dict[str, Any], *, to: str | None) -> dict[str, Any]:
+        envelope: dict[str, Any] = {
+            "v": rules.ENVELOPE_VERSION,
+            "id": new_id("msg"),
+            "type": type_,
+            "conversation_id": self.conversation_id,
+            "sender": {"kind": "client", "id": self.client_id},
+            "ts": _now(),
+            "payload": payload,
+        }
+        if to is not None:
+            envelope["target"] = {"kind": "agent", "id": to}
+        self._bus.send(envelope)
+        return envelope
+
+    def surface_message(self, instance_id: str, message: Any) -> ProtocolError | None:
+        """A message a surface frame sent upward (S4, U7-U9); the frame decides the instance.
+
+        Valid ones reach the instance's agent as ``ui.event`` (U8). Refused ones are recorded
+        and reported to that agent as ``lineup.v1.error``; nothing else changes.
+        """
+        with self._lock:
+            instance = self.surfaces.get(instance_id)
+            try:
+                if instance is None:
+                    raise ProtocolError(
+                        "unknown_instance", "S4", "$",
+                        f"a message arrived for surface {instance_id!r}, which is not open.",
+                    )
+                event, data = validate_surface_message(message)
+            except ProtocolError as error:
+                error = error.with_refused(None, "lineup.surface.v1.event")
+                self._bus.history.add("to_client", "refused", _shown(message), error.to_payload())
+                self._send("lineup.v1.error", error.to_payload(),
+                           to=instance.owner if instance else None)
+                return error
+            self._send("lineup.v1.ui.event",
+                       {"instance_id": instance_id, "event": event, "data": data}, to=instance.owner)
+            return None
+
+    def user_event(self, instance_id: str, event: str, data: dict[str, Any] | None = None
+                   ) -> ProtocolError | None:
+        """What ``LineUpSurface.event(event, data)`` in surface ``instance_id`` does (U7, U8)."""
+        return self.surface_message(instance_id, {
+            "namespace": rules.SURFACE_NAMESPACE, "type": "event", "event": event,
+            "data": {} if data is None else data,
+        })
+
+    def user_close(self, instance_id: str) -> ProtocolError | None:
+        """The user closed a surface with the host's close button: it closes, the agent hears
+        ``ui.event`` 'close' (U10)."""
+        with self._lock:
+            try:
+                instance = self.surfaces.close(
+                    None, UiClosePayload.model_construct(instance_id=instance_id, reason="user")
+                )
+            except ProtocolError as error:
+                self._bus.history.add("to_client", "refused", {"instance_id": instance_id},
+                                      error.to_payload())
+                return error
+            self._send("lineup.v1.ui.event",
+                       {"instance_id": instance_id, "event": "close", "data": {}}, to=instance.owner)
+            return None
+
+    # ---- inventory (C1, C2, C4) ------------------------------------------------------
+
+    @property
+    def inventory(self) -> dict[str, Any]:
+        """The latest client.inventory payload (made on first use)."""
+        if self._inventory is None:
+            self._inventory = self._make_inventory()
+        return json.loads(dumps(self._inventory))  # type: ignore[no-any-return]
+
+    def _make_inventory(self) -> dict[str, Any]:
+        self._inventory_revision += 1
+        return {
+            "revision": str(self._inventory_revision),
+            "standard_components": [],
+            "applications": [],
+            "capabilities": [],
+        }
+
+    def send_inventory(self, to: str | None = None) -> dict[str, Any]:
+        """Send the current client.inventory (to one agent, or to all); returns the envelope."""
+        with self._lock:
+            return self._send("lineup.v1.client.inventory", self.inventory, to=to)
+
+    # ---- for the notebook and the inspector -----------------------------------------
+
+    @property
+    def history(self) -> History:
+        """Every envelope in both directions, refusals included, oldest first (bounded)."""
+        return self._bus.history
+
+    def watch_surfaces(self, watcher: Callable[[SurfaceChange], None]) -> Callable[[], None]:
+        return self.surfaces.watch(watcher)
+
+    def connect_agent(self, agent_id: str) -> Agent:
+        """An in-kernel agent speaking to this host, with helpers instead of hand-written envelopes."""
+        from ._agent import Agent
+
+        return Agent(self, agent_id)
+
+    def __repr__(self) -> str:
+        return f"Host(conversation_id={self.conversation_id!r}, surfaces={list(self.surfaces)})"
+
+
+_ID = re.compile(rules.ID_PATTERN)
+
+
+def _valid_id(value: Any) -> str | None:
+    return value if isinstance(value, str) and _ID.fullmatch(value) else None
+
+
+def _short_str(value: Any) -> str | None:
+    return value if isinstance(value, str) and len(value) <= 128 else None
+
+
+def _fingerprint(envelope: AppCall) -> str:
+    return dumps({"capability": envelope.payload.capability, "arguments": envelope.payload.arguments})
+
+
+def _result_error(error: ProtocolError) -> dict[str, Any]:
+    return {"code": error.code, "rule": error.rule, "path": error.path[:1024],
+            "message": error.message[:4096]}
+
+
+def _shown(raw: Any) -> dict[str, Any]:
+    """What the history keeps of a message that may not even be JSON."""
+    if isinstance(raw, dict):
+        try:  # keep a JSON copy; a dict holding non-JSON values is shown by its repr
+            return json.loads(json.dumps(raw, allow_nan=False))  # type: ignore[no-any-return]
+        except (TypeError, ValueError, RecursionError):
+            return {"raw": repr(raw)[:_RAW_SHOWN]}
+    if isinstance(raw, EnvelopeHeader):
+        return raw.model_dump(mode="json", exclude_none=True)
+    if isinstance(raw, (bytes, bytearray, memoryview)):
+        raw = bytes(raw).decode("utf-8", "replace")
+    if isinstance(raw, str):
+        try:
+            value = json.loads(raw)
+        except (ValueError, RecursionError):
+            value = None
+        if isinstance(value, dict):
+            return value
+        return {"raw": raw[:_RAW_SHOWN]}
+    return {"raw": repr(raw)[:_RAW_SHOWN]}

@@ -1,0 +1,382 @@
+"""pydantic models of the lineup.v1 envelope and of every payload: the wire's single source of truth.
+
+Each constrained field names the rule it enforces in ``x-rule`` (kept in the JSON Schema too);
+``_validate`` quotes that rule when a field is wrong. Models are frozen and refuse unknown
+fields (host decision H1), so a typo such as ``instanceId`` is an error, not a silent no-op.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationInfo, field_validator
+from pydantic import model_validator
+
+from . import _rules as r
+from ._json import size
+
+__all__ = [
+    "AppCall",
+    "AppCallPayload",
+    "AppList",
+    "AppListEntry",
+    "AppListPayload",
+    "AppRef",
+    "AppResult",
+    "AppResultPayload",
+    "CapabilityEntry",
+    "ClientInventory",
+    "Envelope",
+    "EnvelopeHeader",
+    "ErrorEnvelope",
+    "ErrorPayload",
+    "InlineApp",
+    "InventoryApp",
+    "InventoryPayload",
+    "InventorySurface",
+    "Party",
+    "ResultError",
+    "StandardComponent",
+    "UiClose",
+    "UiClosePayload",
+    "UiEvent",
+    "UiEventPayload",
+    "UiOpen",
+    "UiOpenPayload",
+    "UiPatch",
+    "UiPatchPayload",
+    "parse_rfc3339",
+]
+
+
+def _rule(rule: str, **kwargs: Any) -> Any:
+    return Field(json_schema_extra={"x-rule": rule}, **kwargs)
+
+
+Id = Annotated[str, Field(pattern=r.ID_PATTERN)]
+EventName = Annotated[str, Field(pattern=r.EVENT_NAME_PATTERN)]
+AppId = Annotated[str, Field(pattern=r.APP_ID_PATTERN, max_length=r.APP_ID_MAX_LENGTH)]
+SemVer = Annotated[str, Field(pattern=r.SEMVER_PATTERN, max_length=256)]
+ShortVersion = Annotated[str, Field(pattern=r.SHORT_VERSION_PATTERN, max_length=64)]
+CapabilityName = Annotated[
+    str, Field(pattern=r.CAPABILITY_NAME_PATTERN, max_length=r.CAPABILITY_NAME_MAX_LENGTH)
+]
+Reason = Annotated[str, Field(min_length=1, max_length=r.MAX_REASON_LENGTH)]
+Risk = Literal["display_only", "user_confirmation", "system_permission", "restricted"]
+Status = Literal["completed", "rejected", "cancelled", "expired", "unsupported", "failed"]
+JsonObject = dict[str, Any]
+
+
+def parse_rfc3339(text: str) -> datetime:
+    """An RFC 3339 time (already matching RFC3339_PATTERN) as an aware datetime."""
+    normal = text.upper().replace("Z", "+00:00")
+    date, _, rest = normal.partition("T")
+    clock, offset = rest[:-6], rest[-6:]
+    if "." in clock:  # fromisoformat on 3.10 takes 3 or 6 fraction digits only
+        whole, fraction = clock.split(".")
+        clock = f"{whole}.{(fraction + '000000')[:6]}"
+    return datetime.fromisoformat(f"{date}T{clock}{offset}")
+
+
+def _check_rfc3339(value: str) -> str:
+    try:
+        parse_rfc3339(value)
+    except ValueError:
+        raise ValueError(f"{value!r} is not a real date and time") from None
+    return value
+
+
+class WireModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, regex_engine="rust-regex")
+
+
+class Party(WireModel):
+    """Who sent a message, or whom it is for (M1, H1)."""
+
+    kind: Literal["agent", "client"] = _rule("H1")
+    id: Id = _rule("M1")
+
+
+class EnvelopeHeader(WireModel):
+    """The envelope around every message (M1, H1), with its payload still unread."""
+
+    v: Literal[1] = _rule("M1")
+    id: Id = _rule("M1")
+    type: str = _rule("M2")
+    conversation_id: Id = _rule("M1")
+    sender: Party = _rule("M1")
+    target: Party | None = _rule("H1", default=None)
+    ts: Annotated[str, Field(pattern=r.RFC3339_PATTERN)] | None = _rule("H1", default=None)
+    payload: JsonObject = _rule("M1")
+
+    @field_validator("ts")
+    @classmethod
+    def _real_time(cls, value: str | None) -> str | None:
+        return None if value is None else _check_rfc3339(value)
+
+
+# ---- ui.open / ui.patch / ui.close (agent -> client) -------------------------------------
+
+
+class InlineApp(WireModel):
+    """A surface bundle carried in the message (U2, U3, S7)."""
+
+    id: AppId = _rule("U2")
+    name: Annotated[str, Field(min_length=1, max_length=256)] | None = _rule("U2", default=None)
+    version: SemVer = _rule("U2")
+    integrity: Annotated[str, Field(pattern=r.INTEGRITY_PATTERN)] | None = _rule("H4", default=None)
+    html: str = _rule("U3")
+    css: str = _rule("U3", default="")
+    js: str = _rule("U3", default="")
+
+    @model_validator(mode="after")
+    def _bundle_within_limit(self, info: ValidationInfo) -> InlineApp:
+        limit = _limit(info, "max_bundle_bytes", r.DEFAULT_MAX_BUNDLE_BYTES)
+        total = sum(len(part.encode("utf-8", "surrogatepass")) for part in (self.html, self.css, self.js))
+        if total > limit:
+            raise ValueError(f"U3 the bundle (html + css + js) is {total} bytes; the limit is {limit}")
+        return self
+
+
+class AppRef(WireModel):
+    """A surface of an installed app, named without a bundle (H5, C6)."""
+
+    id: AppId = _rule("U2")
+    surface: Id = _rule("H5")
+    version: SemVer | None = _rule("U2", default=None)
+
+
+def _app_kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return "ref" if "surface" in value else "inline"
+    return "ref" if isinstance(value, AppRef) else "inline"
+
+
+AppSpec = Annotated[
+    Union[Annotated[InlineApp, Tag("inline")], Annotated[AppRef, Tag("ref")]],
+    Discriminator(_app_kind),
+]
+
+
+def _limit(info: ValidationInfo, name: str, default: int) -> int:
+    context = info.context
+    if isinstance(context, dict):
+        value = context.get(name, default)
+        if isinstance(value, int):
+            return value
+    return default
+
+
+def _state_within_limit(value: JsonObject, info: ValidationInfo) -> JsonObject:
+    limit = _limit(info, "max_state_bytes", r.DEFAULT_MAX_STATE_BYTES)
+    # Only a long message can hold a long state; the caller passes its length.
+    if _limit(info, "message_bytes", limit + 1) > limit and (n := size(value)) > limit:
+        raise ValueError(f"H7 the state is {n} bytes; the limit is {limit}")
+    return value
+
+
+class UiOpenPayload(WireModel):
+    instance_id: Id = _rule("U1")
+    app: AppSpec = _rule("U3")
+    state: JsonObject = _rule("U4", default_factory=dict)
+
+    @field_validator("app", mode="before")
+    @classmethod
+    def _bundle_or_reference(cls, value: Any) -> Any:
+        if isinstance(value, dict) and "surface" in value and value.keys() & {"html", "css", "js"}:
+            raise ValueError("H5 app names an installed surface and also carries a bundle; "
+                             "send one or the other")
+        return value
+
+    _state_size = field_validator("state")(_state_within_limit)
+
+
+class UiPatchPayload(WireModel):
+    instance_id: Id = _rule("U1")
+    state: JsonObject = _rule("U4")
+    merge: bool = _rule("H6", default=False)
+
+    _state_size = field_validator("state")(_state_within_limit)
+
+
+class UiClosePayload(WireModel):
+    instance_id: Id = _rule("U1")
+    reason: Reason = _rule("U10")
+
+
+# ---- ui.event (client -> agent) ----------------------------------------------------------
+
+
+class UiEventPayload(WireModel):
+    instance_id: Id = _rule("U8")
+    event: EventName = _rule("U9")
+    data: JsonObject = _rule("U9")
+
+    @field_validator("data")
+    @classmethod
+    def _data_under_16k(cls, value: JsonObject) -> JsonObject:
+        n = size(value)
+        if n >= r.MAX_EVENT_DATA_BYTES:
+            raise ValueError(f"U9 the event data is {n} bytes; it must be under {r.MAX_EVENT_DATA_BYTES}")
+        return value
+
+
+# ---- inventory and capabilities ----------------------------------------------------------
+
+
+class StandardComponent(WireModel):
+    id: Id = _rule("C4")
+    version: ShortVersion = _rule("C4")
+
+
+class InventorySurface(WireModel):
+    id: Id = _rule("C4")
+    events: list[EventName] = _rule("C4")
+
+
+class InventoryApp(WireModel):
+    id: AppId = _rule("U2")
+    version: SemVer = _rule("U2")
+    surfaces: list[InventorySurface] = _rule("C4")
+
+
+class CapabilityEntry(WireModel):
+    name: CapabilityName = _rule("C4")
+    version: ShortVersion | SemVer = _rule("C4")
+    risk: Risk = _rule("C8")
+
+
+class InventoryPayload(WireModel):
+    revision: Id = _rule("C4")
+    standard_components: list[StandardComponent] = _rule("C4")
+    applications: list[InventoryApp] = _rule("C4")
+    capabilities: list[CapabilityEntry] = _rule("C4")
+
+
+class AppListEntry(WireModel):
+    name: CapabilityName = _rule("C7")
+    version: ShortVersion | SemVer = _rule("C7")
+    risk: Risk = _rule("C8")
+    input_schema: JsonObject = _rule("C7")
+
+
+class AppListPayload(WireModel):
+    capabilities: list[AppListEntry] = _rule("C7")
+
+
+class AppCallPayload(WireModel):
+    call_id: Id = _rule("C9")
+    capability: CapabilityName = _rule("C9")
+    reason: Reason = _rule("C9")
+    expires_at: Annotated[str, Field(pattern=r.RFC3339_PATTERN)] = _rule("C9")
+    arguments: JsonObject = _rule("C9")
+
+    @field_validator("expires_at")
+    @classmethod
+    def _real_time(cls, value: str) -> str:
+        return _check_rfc3339(value)
+
+    def expires(self) -> datetime:
+        return parse_rfc3339(self.expires_at)
+
+    def expired(self, now: datetime | None = None) -> bool:
+        return self.expires() <= (now or datetime.now(timezone.utc))
+
+
+class ResultError(WireModel):
+    """Why a call did not complete: the same fields as a refusal (H3)."""
+
+    code: str = _rule("H3", min_length=1, max_length=64)
+    message: str = _rule("H3", max_length=4096)
+    rule: str | None = _rule("H3", default=None, max_length=16)
+    path: str | None = _rule("H3", default=None, max_length=1024)
+
+
+class AppResultPayload(WireModel):
+    call_id: Id = _rule("C10")
+    status: Status = _rule("C11")
+    result: JsonObject | None = _rule("C10", default=None)
+    error: ResultError | None = _rule("H3", default=None)
+
+
+class ErrorPayload(WireModel):
+    code: Literal[tuple(r.ERROR_CODES)] = _rule("H3")  # type: ignore[valid-type]
+    rule: Annotated[str, Field(pattern=r"^[A-Z][0-9]{1,2}$")] = _rule("H3")
+    path: Annotated[str, Field(min_length=1, max_length=1024)] = _rule("H3")
+    message: Annotated[str, Field(min_length=1, max_length=4096)] = _rule("H3")
+    refused_id: Id | None = _rule("H3", default=None)
+    refused_type: Annotated[str, Field(max_length=128)] | None = _rule("H3", default=None)
+
+
+# ---- envelopes: one class per type, one discriminated union ------------------------------
+
+
+class _Envelope(EnvelopeHeader):
+    def to_wire(self) -> dict[str, Any]:
+        """The envelope as a JSON-ready dict, without absent optional fields."""
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+class UiOpen(_Envelope):
+    type: Literal["lineup.v1.ui.open"] = _rule("M2")
+    payload: UiOpenPayload = _rule("M1")
+
+
+class UiPatch(_Envelope):
+    type: Literal["lineup.v1.ui.patch"] = _rule("M2")
+    payload: UiPatchPayload = _rule("M1")
+
+
+class UiClose(_Envelope):
+    type: Literal["lineup.v1.ui.close"] = _rule("M2")
+    payload: UiClosePayload = _rule("M1")
+
+
+class UiEvent(_Envelope):
+    type: Literal["lineup.v1.ui.event"] = _rule("M2")
+    payload: UiEventPayload = _rule("M1")
+
+
+class ClientInventory(_Envelope):
+    type: Literal["lineup.v1.client.inventory"] = _rule("M2")
+    payload: InventoryPayload = _rule("M1")
+
+
+class AppList(_Envelope):
+    type: Literal["lineup.v1.app.list"] = _rule("M2")
+    payload: AppListPayload = _rule("M1")
+
+
+class AppCall(_Envelope):
+    type: Literal["lineup.v1.app.call"] = _rule("M2")
+    payload: AppCallPayload = _rule("M1")
+
+
+class AppResult(_Envelope):
+    type: Literal["lineup.v1.app.result"] = _rule("M2")
+    payload: AppResultPayload = _rule("M1")
+
+
+class ErrorEnvelope(_Envelope):
+    type: Literal["lineup.v1.error"] = _rule("M2")
+    payload: ErrorPayload = _rule("M1")
+
+
+ENVELOPE_CLASSES: dict[str, type[_Envelope]] = {
+    cls.model_fields["type"].annotation.__args__[0]: cls  # type: ignore[union-attr]
+    for cls in (UiOpen, UiPatch, UiClose, UiEvent, ClientInventory, AppList, AppCall, AppResult,
+                ErrorEnvelope)
+}
+
+
+def _envelope_type(value: Any) -> str | None:
+    kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    return kind if kind in ENVELOPE_CLASSES else None
+
+
+Envelope = Annotated[
+    Union[tuple(Annotated[cls, Tag(name)] for name, cls in ENVELOPE_CLASSES.items())],  # type: ignore[valid-type]
+    Discriminator(_envelope_type),
+]
+"""Any lineup.v1 message this host knows, discriminated on ``type``."""

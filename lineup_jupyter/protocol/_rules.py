@@ -1,0 +1,133 @@
+"""Every rule that can be checked on a message: patterns, limits, enums and the rule sentences.
+
+This module is the one home of these values. The pydantic models use them, and
+``_codegen`` writes them into the JSON Schema and into ``js/protocol.generated.js`` so the
+browser checks exactly what the kernel checks. Patterns are written in the subset of regex
+syntax that Python, Rust (pydantic-core) and JavaScript read the same way.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+ENVELOPE_VERSION: Final = 1
+TYPE_PREFIX: Final = "lineup.v1."
+SURFACE_NAMESPACE: Final = "lineup.surface.v1"
+
+# U1, and (host decision H1) every other id on the wire: message ids, conversation ids,
+# sender ids, call ids.
+ID_PATTERN: Final = r"^[A-Za-z0-9._:-]{1,128}$"
+# U9
+EVENT_NAME_PATTERN: Final = r"^[A-Za-z][A-Za-z0-9._:-]{0,63}$"
+# U2: reverse-domain, lower case, at least two labels (host decision H1 on the exact form).
+APP_ID_PATTERN: Final = r"^[a-z][a-z0-9-]{0,62}(\.[a-z0-9][a-z0-9-]{0,62})+$"
+APP_ID_MAX_LENGTH: Final = 255
+# U2: Semantic Versioning 2.0.0, the pattern semver.org recommends.
+SEMVER_PATTERN: Final = (
+    r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)"
+    r"(-((0|[1-9][0-9]*|[0-9]*[a-zA-Z-][0-9a-zA-Z-]*)(\.(0|[1-9][0-9]*|[0-9]*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
+    r"(\+([0-9a-zA-Z-]+(\.[0-9a-zA-Z-]+)*))?$"
+)
+# C4, C7: the seed writes capability versions as "1.0" and component versions as "1".
+SHORT_VERSION_PATTERN: Final = r"^(0|[1-9][0-9]*)(\.(0|[1-9][0-9]*)){0,2}$"
+# C7, C9: dotted lower-case names, e.g. app.open_url, clipboard.write, weather.lookup.
+CAPABILITY_NAME_PATTERN: Final = r"^[a-z][a-z0-9_-]{0,63}(\.[a-z][a-z0-9_-]{0,63})+$"
+CAPABILITY_NAME_MAX_LENGTH: Final = 128
+# S7 / host decision H4: sha256 digest of the bundle bytes, standard base64 with padding.
+INTEGRITY_PATTERN: Final = r"^sha256-[A-Za-z0-9+/]{43}=$"
+# C9: RFC 3339 date-time with a mandatory offset.
+RFC3339_PATTERN: Final = (
+    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"
+)
+
+# Sizes, in bytes of UTF-8 of the compact JSON serialisation (no spaces, non-ASCII unescaped),
+# which is what JavaScript's JSON.stringify produces, so kernel and browser count alike.
+MAX_EVENT_DATA_BYTES: Final = 16 * 1024  # U9: data must be *under* this
+DEFAULT_MAX_BUNDLE_BYTES: Final = 160 * 1024  # U3: html + css + js
+DEFAULT_MAX_STATE_BYTES: Final = 256 * 1024  # H7
+DEFAULT_MAX_MESSAGE_BYTES: Final = 1024 * 1024  # H2
+MAX_JSON_DEPTH: Final = 64  # H2: nesting of arrays and objects
+MAX_REASON_LENGTH: Final = 1024  # C9, U10: characters
+
+RISKS: Final = ("display_only", "user_confirmation", "system_permission", "restricted")  # C8
+STATUSES: Final = ("completed", "rejected", "cancelled", "expired", "unsupported", "failed")  # C11
+SENDER_KINDS: Final = ("agent", "client")  # H1
+
+# M2 and the host's own additions (H3): who may send what.
+AGENT_TO_CLIENT: Final = ("ui.open", "ui.patch", "ui.close", "app.call")
+CLIENT_TO_AGENT: Final = ("ui.event", "client.inventory", "app.list", "app.result", "error")
+# M3: families whose unknown members are answered `unsupported`, never executed.
+EXTENSIBLE_FAMILIES: Final = ("ui.", "app.")
+
+# Error codes of the `lineup.v1.error` payload (H3). Stable: agents may branch on them.
+ERROR_CODES: Final = {
+    "invalid_json": "the bytes are not a single I-JSON value (H2)",
+    "too_large": "a size limit was exceeded",
+    "invalid": "a field is missing, has the wrong type, or does not match its rule",
+    "unknown_type": "the type is not a lineup.v1 message type",
+    "unsupported": "a ui.* or app.* type, app, surface or capability this host does not have",
+    "wrong_direction": "a client-to-agent message was sent to the client, or the reverse",
+    "wrong_conversation": "the envelope belongs to another conversation",
+    "unknown_instance": "no open surface instance has that id",
+    "not_owner": "the instance was opened by another agent",
+    "duplicate_id": "a message with this id was already received from this sender",
+    "integrity_mismatch": "the bundle does not hash to its declared integrity",
+    "call_conflict": "a call_id was reused with a different request",
+    "internal": "the host failed while handling a valid message",
+}
+
+# Every rule, one sentence each, quoted in error messages. Spec rules restate
+# ../shared/spec/REQUIREMENTS.md; H-rules are this host's decisions (docs/protocol.md).
+RULES: Final = {
+    "S2": "A surface runs only in a sandboxed iframe with allow-scripts and nothing more.",
+    "S4": "The host checks the source, namespace, instance, event name, JSON type and size of "
+    "every message from a surface.",
+    "S7": "A bundle that declares app.integrity must hash to exactly that value.",
+    "M1": "Every message is a lineup.v1 envelope: v, id, type, conversation_id, sender, payload.",
+    "M2": "The type is one of the lineup.v1 message types and travels in its own direction: "
+    "ui.open, ui.patch, ui.close and app.call go from agent to client; ui.event, "
+    "client.inventory, app.list and app.result from client to agent.",
+    "M3": "An unknown ui.* or app.* type is answered 'unsupported' and never executed.",
+    "U1": "instance_id matches [A-Za-z0-9._:-]{1,128} and is unique in its conversation; "
+    "ui.open with an existing id replaces that instance.",
+    "U2": "app.id is a stable reverse-domain id (like com.example.weather) and app.version "
+    "is SemVer (like 1.0.0).",
+    "U3": "html, css and js form the bundle, at most 160 KiB together by default; "
+    "resources are local, never public URLs.",
+    "U4": "state is a JSON object; the surface receives it when ready and on every ui.patch.",
+    "U5": "ui.patch carries state only, never html, css or js.",
+    "U7": 'A surface sends only {"namespace": "lineup.surface.v1", "type": "event", '
+    '"event": NAME, "data": OBJECT}.',
+    "U8": "The host turns a surface event into lineup.v1.ui.event {instance_id, event, data}.",
+    "U9": "An event name matches [A-Za-z][A-Za-z0-9._:-]{0,63} and its data is a JSON "
+    "object under 16 KiB.",
+    "U10": "ui.close carries instance_id and reason; a user's close reaches the agent as "
+    "ui.event 'close'.",
+    "C3": "A reference to an app, surface or capability the client does not have gets a "
+    "deterministic 'unsupported' or 'revoked' answer, never a fallback.",
+    "C4": "client.inventory carries revision, standard_components [{id, version}], "
+    "applications [{id, version, surfaces [{id, events}]}] and capabilities "
+    "[{name, version, risk}].",
+    "C7": "app.list entries carry name, version, risk and input_schema.",
+    "C8": "risk is one of display_only, user_confirmation, system_permission, restricted.",
+    "C9": "app.call carries call_id, capability, reason, expires_at (an RFC 3339 time) "
+    "and arguments (a JSON object).",
+    "C10": "The client answers an app.call with app.result carrying the same call_id.",
+    "C11": "app.result status is one of completed, rejected, cancelled, expired, "
+    "unsupported, failed.",
+    "C12": "The same call_id is idempotent: it gets the same result, and is never executed twice.",
+    "H1": "Envelope fields are exactly v (1), id, type, conversation_id, sender {kind, id}, "
+    "payload, and optionally target {kind, id} and ts (RFC 3339); unknown fields are refused.",
+    "H2": "A message is UTF-8 I-JSON (RFC 7493): no duplicate keys, no NaN or Infinity, no "
+    "lone surrogates, at most 64 levels deep and 1 MiB long.",
+    "H3": "The client answers every refused message with one lineup.v1.error "
+    "{code, rule, path, message, refused_id, refused_type}, or an app.call with app.result.",
+    "H4": "app.integrity is sha256-BASE64 of the bundle bytes defined in docs/protocol.md.",
+    "H5": "ui.open names an installed app's surface with app {id, surface, version?} and no "
+    "html, css or js.",
+    "H6": "ui.patch replaces the state of an open instance, or merges into it with "
+    '"merge": true (RFC 7396); the host numbers each state with a revision.',
+    "H7": "A surface's state is at most 256 KiB by default.",
+    "H8": "Only the agent that opened an instance may patch, close or replace it.",
+    "H9": "A message id is not reused by its sender; a repeat is refused, not applied twice.",
+}

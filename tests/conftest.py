@@ -1,0 +1,64 @@
+"""Shared fixtures: golden envelopes and small builders for valid messages."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lineup_jupyter import Host
+
+FIXTURES = Path(__file__).parent / "fixtures"
+ENVELOPES = FIXTURES / "envelopes"
+EXPECTED: dict[str, dict[str, str]] = json.loads((ENVELOPES / "expected.json").read_text())
+CONVERSATION = "conv_01"
+AGENT = "agent_hermes_main"
+
+
+def golden(name: str) -> dict[str, Any]:
+    value: dict[str, Any] = json.loads((ENVELOPES / name).read_text("utf-8"))
+    return value
+
+
+def envelope(type_: str, payload: dict[str, Any], *, id_: str = "m1", sender: str = AGENT,
+             kind: str = "agent", conversation: str = CONVERSATION) -> dict[str, Any]:
+    return {
+        "v": 1, "id": id_, "type": f"lineup.v1.{type_}", "conversation_id": conversation,
+        "sender": {"kind": kind, "id": sender}, "payload": copy.deepcopy(payload),
+    }
+
+
+def open_payload(instance_id: str = "weather.dashboard.01", **state: Any) -> dict[str, Any]:
+    return {
+        "instance_id": instance_id,
+        "app": {"id": "com.lineup.weather.dashboard", "version": "1.0.0",
+                "html": "<main><button id='refresh'>refresh</button></main>"},
+        "state": state or {"city": "Beijing", "temperature": 22},
+    }
+
+
+class Recorder:
+    """Collects what a host sends to agents."""
+
+    def __init__(self, host: Host) -> None:
+        self.sent: list[dict[str, Any]] = []
+        host.subscribe(self.sent.append)
+
+    def types(self) -> list[str]:
+        return [e["type"].removeprefix("lineup.v1.") for e in self.sent]
+
+    def last(self) -> dict[str, Any]:
+        return self.sent[-1]
+
+
+@pytest.fixture
+def host() -> Host:
+    return Host(conversation_id=CONVERSATION)
+
+
+@pytest.fixture
+def sent(host: Host) -> Recorder:
+    return Recorder(host)
