@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ._errors import ProtocolError, UsageError
+from ._errors import UsageError
 from .protocol import bundle_integrity, rules
 
 if TYPE_CHECKING:
@@ -66,14 +66,16 @@ class Agent:
         """
         full = type_ if type_.startswith(rules.TYPE_PREFIX) else rules.TYPE_PREFIX + type_
         message_id = self._new_id("msg")
-        error = self.host.receive({
-            "v": rules.ENVELOPE_VERSION,
-            "id": message_id,
-            "type": full,
-            "conversation_id": self.host.conversation_id,
-            "sender": {"kind": "agent", "id": self.id},
-            "payload": payload,
-        })
+        error = self.host.receive(
+            {
+                "v": rules.ENVELOPE_VERSION,
+                "id": message_id,
+                "type": full,
+                "conversation_id": self.host.conversation_id,
+                "sender": {"kind": "agent", "id": self.id},
+                "payload": payload,
+            }
+        )
         if error is not None:
             raise error
         return message_id
@@ -102,17 +104,28 @@ class Agent:
             app["integrity"] = bundle_integrity(html, css, js)
         elif isinstance(integrity, str):
             app["integrity"] = integrity
-        return self.send("ui.open", {"instance_id": instance_id, "app": app,
-                                     "state": {} if state is None else state})
+        return self.send(
+            "ui.open",
+            {"instance_id": instance_id, "app": app, "state": {} if state is None else state},
+        )
 
-    def open_app(self, instance_id: str, app_id: str, surface: str, *,
-                 state: dict[str, Any] | None = None, version: str | None = None) -> str:
+    def open_app(
+        self,
+        instance_id: str,
+        app_id: str,
+        surface: str,
+        *,
+        state: dict[str, Any] | None = None,
+        version: str | None = None,
+    ) -> str:
         """Open a surface of an installed app by its id alone (H5, C6)."""
         app: dict[str, Any] = {"id": app_id, "surface": surface}
         if version is not None:
             app["version"] = version
-        return self.send("ui.open", {"instance_id": instance_id, "app": app,
-                                     "state": {} if state is None else state})
+        return self.send(
+            "ui.open",
+            {"instance_id": instance_id, "app": app, "state": {} if state is None else state},
+        )
 
     def patch(self, instance_id: str, state: dict[str, Any], *, merge: bool = False) -> str:
         """Replace the surface's state (or merge into it, RFC 7396, with ``merge=True``)."""
@@ -127,15 +140,18 @@ class Agent:
 
     # ---- receiving ---------------------------------------------------------------
 
-    def on_event(self, event: str | None = None, *, instance_id: str | None = None
-                 ) -> Callable[[F], F]:
+    def on_event(
+        self, event: str | None = None, *, instance_id: str | None = None
+    ) -> Callable[[F], F]:
         """Decorator: call the function with a SurfaceEvent for matching ``ui.event`` messages.
 
         ``event`` None matches every event name; ``instance_id`` None every instance.
         """
+
         def register(handler: F) -> F:
             self._event_handlers.append((event, instance_id, handler))
             return handler
+
         return register
 
     def on(self, type_: str, handler: EnvelopeHandler) -> None:
@@ -154,16 +170,15 @@ class Agent:
         elif kind == "lineup.v1.error":
             self.errors.append(payload)
         elif kind == "lineup.v1.ui.event":
-            event = SurfaceEvent(payload["instance_id"], payload["event"], payload["data"], envelope)
+            event = SurfaceEvent(
+                payload["instance_id"], payload["event"], payload["data"], envelope
+            )
             for name, instance, handler in list(self._event_handlers):
                 if name in (None, event.event) and instance in (None, event.instance_id):
                     handler(event)
-        for name, handler in list(self._type_handlers):
-            if name == kind:
-                handler(envelope)
+        for wanted, on_envelope in list(self._type_handlers):
+            if wanted == kind:
+                on_envelope(envelope)
 
     def __repr__(self) -> str:
         return f"Agent(id={self.id!r}, conversation_id={self.host.conversation_id!r})"
-
-
-

@@ -53,8 +53,13 @@ class History:
         self._seq = 0
         self._lock = threading.Lock()
 
-    def add(self, direction: Direction, kind: Literal["envelope", "refused", "handler_error"],
-            envelope: dict[str, Any], error: dict[str, Any] | None = None) -> Record:
+    def add(
+        self,
+        direction: Direction,
+        kind: Literal["envelope", "refused", "handler_error"],
+        envelope: dict[str, Any],
+        error: dict[str, Any] | None = None,
+    ) -> Record:
         with self._lock:
             self._seq += 1
             record = Record(self._seq, time.time(), direction, kind, envelope, error)
@@ -165,10 +170,17 @@ class Bus:
             try:
                 subscription._callback(envelope)
             except Exception as exc:  # a subscriber's bug must not stop the others
-                where = f"agent {subscription.agent_id!r}" if subscription.agent_id else "a subscriber"
+                where = (
+                    f"agent {subscription.agent_id!r}" if subscription.agent_id else "a subscriber"
+                )
                 logger.error("[lineup] %s failed on %s: %r", where, envelope.get("type"), exc)
                 self.history.add(
-                    "to_agent", "handler_error", envelope,
-                    {"code": "internal", "message": f"{where} raised {exc!r}",
-                     "traceback": "".join(traceback.format_exception(exc))},
+                    "to_agent",
+                    "handler_error",
+                    envelope,
+                    {
+                        "code": "internal",
+                        "message": f"{where} raised {exc!r}",
+                        "traceback": "".join(traceback.format_exception(exc)),
+                    },
                 )

@@ -1,8 +1,8 @@
 """``lineup``: validate envelopes, print the JSON Schema, hash a bundle.
 
-    lineup validate FILE|-     one envelope, or JSON lines; exit 1 if any is not valid
-    lineup schema              the JSON Schema of every lineup.v1 message
-    lineup hash PATH           the app.integrity string of a bundle (H4)
+lineup validate FILE|-     one envelope, or JSON lines; exit 1 if any is not valid
+lineup schema              the JSON Schema of every lineup.v1 message
+lineup hash PATH           the app.integrity string of a bundle (H4)
 """
 
 from __future__ import annotations
@@ -75,15 +75,20 @@ def _validate(args: argparse.Namespace, out: TextIO) -> int:
         elif result["verdict"] == "valid":
             print(f"{name}:{line}: valid {result['type']} (id {result['id']})", file=out)
         else:
-            print(f"{name}:{line}: {result['verdict']} [{result['rule']} {result['code']}] "
-                  f"{result['path']}: {result['message']}", file=out)
+            print(
+                f"{name}:{line}: {result['verdict']} [{result['rule']} {result['code']}] "
+                f"{result['path']}: {result['message']}",
+                file=out,
+            )
     return 1 if failures else 0
 
 
 def _bundle_from(path: Path) -> dict[str, str]:
     if path.is_dir():
-        return {part: (path / file).read_text("utf-8") if (path / file).exists() else ""
-                for part, file in BUNDLE_FILES.items()}
+        return {
+            part: (path / file).read_text("utf-8") if (path / file).exists() else ""
+            for part, file in BUNDLE_FILES.items()
+        }
     value = json.loads(path.read_text("utf-8"))
     if isinstance(value, dict) and isinstance(value.get("payload"), dict):
         value = value["payload"].get("app", value)  # a whole ui.open envelope
@@ -116,14 +121,21 @@ def _parser() -> argparse.ArgumentParser:
     validate.add_argument("file", help="a file of one envelope or JSON lines; - for standard input")
     validate.add_argument("--jsonl", action="store_true", help="read one envelope per line")
     validate.add_argument("--json", action="store_true", help="print verdicts as JSON lines")
-    validate.add_argument("--max-bundle-bytes", type=int, default=Limits().max_bundle_bytes,
-                          help="bundle size limit (U3), default %(default)s")
+    validate.add_argument(
+        "--max-bundle-bytes",
+        type=int,
+        default=Limits().max_bundle_bytes,
+        help="bundle size limit (U3), default %(default)s",
+    )
     validate.set_defaults(run=_validate)
     schema = commands.add_parser("schema", help="print the JSON Schema of every message")
     schema.set_defaults(run=_schema)
     hash_ = commands.add_parser("hash", help="print a bundle's app.integrity (H4)")
-    hash_.add_argument("path", help=f"a folder with {', '.join(BUNDLE_FILES.values())}, "
-                                    "or a JSON bundle or ui.open envelope")
+    hash_.add_argument(
+        "path",
+        help=f"a folder with {', '.join(BUNDLE_FILES.values())}, "
+        "or a JSON bundle or ui.open envelope",
+    )
     hash_.set_defaults(run=_hash)
     return parser
 

@@ -30,7 +30,7 @@ class ProtocolError(LineUpError):
 
     code:        a stable machine-readable kind of failure (see docs/protocol.md, "Error codes")
     rule:        the rule it broke: a LineUp rule (M1, U9, C12, ...) or a host decision (H2, ...)
-    path:        where in the message, as a JSON path (``$.payload.instance_id``); ``$`` for all of it
+    path:        where in the message, a JSON path (``$.payload.instance_id``); ``$`` is all of it
     message:     what was wrong and what the rule says, written for a person learning the protocol
     refused_id:  the ``id`` of the refused message, when it could be read
     refused_type: its ``type``, when it could be read

@@ -102,8 +102,9 @@ class Host:
                 return self._refuse(envelope, error)
             except Exception as exc:  # a bug of ours: report it, never raise into the agent
                 logger.exception("[lineup] the host failed while handling a message")
-                return self._refuse(envelope, ProtocolError("internal", "H3", "$",
-                                                             f"the host failed: {exc!r}"))
+                return self._refuse(
+                    envelope, ProtocolError("internal", "H3", "$", f"the host failed: {exc!r}")
+                )
             return None
 
     def subscribe(self, callback: Callable[[dict[str, Any]], None]) -> Subscription:
@@ -120,19 +121,25 @@ class Host:
         short = envelope.type.removeprefix(rules.TYPE_PREFIX)
         if short not in rules.AGENT_TO_CLIENT:
             raise ProtocolError(
-                "wrong_direction", "M2", "$.type",
+                "wrong_direction",
+                "M2",
+                "$.type",
                 f"{envelope.type} goes from client to agent; a client does not accept it. "
                 + rules.RULES["M2"],
             )
         if envelope.conversation_id != self.conversation_id:
             raise ProtocolError(
-                "wrong_conversation", "M1", "$.conversation_id",
+                "wrong_conversation",
+                "M1",
+                "$.conversation_id",
                 f"this host serves conversation {self.conversation_id!r}, not "
                 f"{envelope.conversation_id!r}. " + rules.RULES["M1"],
             )
         if (envelope.sender.id, envelope.id) in self._seen:
             raise ProtocolError(
-                "duplicate_id", "H9", "$.id",
+                "duplicate_id",
+                "H9",
+                "$.id",
                 f"agent {envelope.sender.id!r} already sent a message with id {envelope.id!r}. "
                 + rules.RULES["H9"],
             )
@@ -149,10 +156,14 @@ class Host:
 
     def _check_open(self, envelope: UiOpen) -> None:
         app = envelope.payload.app
-        self.surfaces._owned(envelope.sender.id, envelope.payload.instance_id, "$.payload.instance_id")
+        self.surfaces._owned(
+            envelope.sender.id, envelope.payload.instance_id, "$.payload.instance_id"
+        )
         if isinstance(app, AppRef):
             raise ProtocolError(
-                "unsupported", "C3", "$.payload.app",
+                "unsupported",
+                "C3",
+                "$.payload.app",
                 f"no installed app {app.id!r} with a surface {app.surface!r} is enabled on this "
                 "host, so nothing is opened and nothing is downloaded. " + rules.RULES["C3"],
             )
@@ -160,7 +171,9 @@ class Host:
             actual = bundle_integrity(app.html, app.css, app.js)
             if actual != app.integrity:
                 raise ProtocolError(
-                    "integrity_mismatch", "S7", "$.payload.app.integrity",
+                    "integrity_mismatch",
+                    "S7",
+                    "$.payload.app.integrity",
                     f"the bundle hashes to {actual}, not {app.integrity}; it was changed or the "
                     "digest was computed differently (see `lineup hash`). " + rules.RULES["S7"],
                 )
@@ -169,7 +182,9 @@ class Host:
         recorded = self._calls.get(envelope.payload.call_id)
         if recorded is not None and recorded[0] != _fingerprint(envelope):
             raise ProtocolError(
-                "call_conflict", "C12", "$.payload.call_id",
+                "call_conflict",
+                "C12",
+                "$.payload.call_id",
                 f"call_id {envelope.payload.call_id!r} was already used for a different request; "
                 "use a new call_id for a new call. " + rules.RULES["C12"],
             )
@@ -196,7 +211,9 @@ class Host:
                 "call_id": call_id,
                 "status": "unsupported",
                 "error": {
-                    "code": "unsupported", "rule": "C3", "path": "$.payload.capability",
+                    "code": "unsupported",
+                    "rule": "C3",
+                    "path": "$.payload.capability",
                     "message": f"no capability {envelope.payload.capability!r} is declared on "
                     "this host. " + rules.RULES["C3"],
                 },
@@ -218,7 +235,11 @@ class Host:
         error = error.with_refused(_valid_id(shown.get("id")), _short_str(shown.get("type")))
         self._bus.record_incoming(shown, error.to_payload())
         sender = shown.get("sender")
-        to = _valid_id(sender.get("id")) if isinstance(sender, dict) and sender.get("kind") == "agent" else None
+        to = (
+            _valid_id(sender.get("id"))
+            if isinstance(sender, dict) and sender.get("kind") == "agent"
+            else None
+        )
         payload = shown.get("payload")
         call_id = _valid_id(payload.get("call_id")) if isinstance(payload, dict) else None
         if (
@@ -262,27 +283,39 @@ class Host:
             try:
                 if instance is None:
                     raise ProtocolError(
-                        "unknown_instance", "S4", "$",
+                        "unknown_instance",
+                        "S4",
+                        "$",
                         f"a message arrived for surface {instance_id!r}, which is not open.",
                     )
                 event, data = validate_surface_message(message)
             except ProtocolError as error:
                 error = error.with_refused(None, "lineup.surface.v1.event")
                 self._bus.history.add("to_client", "refused", _shown(message), error.to_payload())
-                self._send("lineup.v1.error", error.to_payload(),
-                           to=instance.owner if instance else None)
+                self._send(
+                    "lineup.v1.error", error.to_payload(), to=instance.owner if instance else None
+                )
                 return error
-            self._send("lineup.v1.ui.event",
-                       {"instance_id": instance_id, "event": event, "data": data}, to=instance.owner)
+            self._send(
+                "lineup.v1.ui.event",
+                {"instance_id": instance_id, "event": event, "data": data},
+                to=instance.owner,
+            )
             return None
 
-    def user_event(self, instance_id: str, event: str, data: dict[str, Any] | None = None
-                   ) -> ProtocolError | None:
+    def user_event(
+        self, instance_id: str, event: str, data: dict[str, Any] | None = None
+    ) -> ProtocolError | None:
         """What ``LineUpSurface.event(event, data)`` in surface ``instance_id`` does (U7, U8)."""
-        return self.surface_message(instance_id, {
-            "namespace": rules.SURFACE_NAMESPACE, "type": "event", "event": event,
-            "data": {} if data is None else data,
-        })
+        return self.surface_message(
+            instance_id,
+            {
+                "namespace": rules.SURFACE_NAMESPACE,
+                "type": "event",
+                "event": event,
+                "data": {} if data is None else data,
+            },
+        )
 
     def user_close(self, instance_id: str) -> ProtocolError | None:
         """The user closed a surface with the host's close button: it closes, the agent hears
@@ -293,11 +326,15 @@ class Host:
                     None, UiClosePayload.model_construct(instance_id=instance_id, reason="user")
                 )
             except ProtocolError as error:
-                self._bus.history.add("to_client", "refused", {"instance_id": instance_id},
-                                      error.to_payload())
+                self._bus.history.add(
+                    "to_client", "refused", {"instance_id": instance_id}, error.to_payload()
+                )
                 return error
-            self._send("lineup.v1.ui.event",
-                       {"instance_id": instance_id, "event": "close", "data": {}}, to=instance.owner)
+            self._send(
+                "lineup.v1.ui.event",
+                {"instance_id": instance_id, "event": "close", "data": {}},
+                to=instance.owner,
+            )
             return None
 
     # ---- inventory (C1, C2, C4) ------------------------------------------------------
@@ -334,7 +371,7 @@ class Host:
         return self.surfaces.watch(watcher)
 
     def connect_agent(self, agent_id: str) -> Agent:
-        """An in-kernel agent speaking to this host, with helpers instead of hand-written envelopes."""
+        """An in-kernel agent of this host: helpers instead of hand-written envelopes."""
         from ._agent import Agent
 
         return Agent(self, agent_id)
@@ -355,12 +392,18 @@ def _short_str(value: Any) -> str | None:
 
 
 def _fingerprint(envelope: AppCall) -> str:
-    return dumps({"capability": envelope.payload.capability, "arguments": envelope.payload.arguments})
+    return dumps(
+        {"capability": envelope.payload.capability, "arguments": envelope.payload.arguments}
+    )
 
 
 def _result_error(error: ProtocolError) -> dict[str, Any]:
-    return {"code": error.code, "rule": error.rule, "path": error.path[:1024],
-            "message": error.message[:4096]}
+    return {
+        "code": error.code,
+        "rule": error.rule,
+        "path": error.path[:1024],
+        "message": error.message[:4096],
+    }
 
 
 def _shown(raw: Any) -> dict[str, Any]:

@@ -84,7 +84,7 @@ class Surfaces(Mapping[str, SurfaceInstance]):
         return len(self._instances)
 
     def watch(self, watcher: Watcher) -> Callable[[], None]:
-        """Call ``watcher(change)`` after every open, patch and close. Returns an unwatch function."""
+        """Call ``watcher(change)`` after every open, patch and close; returns an unwatch."""
         self._watchers.append(watcher)
         return lambda: self._watchers.remove(watcher) if watcher in self._watchers else None
 
@@ -92,7 +92,9 @@ class Surfaces(Mapping[str, SurfaceInstance]):
         current = self._instances.get(instance_id)
         if current is not None and current.owner != owner:
             raise ProtocolError(
-                "not_owner", "H8", path,
+                "not_owner",
+                "H8",
+                path,
                 f"instance {instance_id!r} was opened by agent {current.owner!r}, not "
                 f"{owner!r}. {rules.RULES['H8']}",
             )
@@ -102,8 +104,11 @@ class Surfaces(Mapping[str, SurfaceInstance]):
         current = self._owned(owner, instance_id, "$.payload.instance_id")
         if current is None:
             raise ProtocolError(
-                "unknown_instance", "H6", "$.payload.instance_id",
-                f"no surface instance {instance_id!r} is open in this conversation. {rules.RULES['H6']}",
+                "unknown_instance",
+                "H6",
+                "$.payload.instance_id",
+                f"no surface instance {instance_id!r} is open in this conversation. "
+                + rules.RULES["H6"],
             )
         return current
 
@@ -113,8 +118,12 @@ class Surfaces(Mapping[str, SurfaceInstance]):
             current = self._owned(owner, payload.instance_id, "$.payload.instance_id")
             self._generation += 1
             instance = SurfaceInstance(
-                payload.instance_id, owner, payload.app,
-                current.revision + 1 if current else 1, self._generation, payload.state,
+                payload.instance_id,
+                owner,
+                payload.app,
+                current.revision + 1 if current else 1,
+                self._generation,
+                payload.state,
             )
             self._instances[payload.instance_id] = instance
         self._notify(SurfaceChange("open", instance))
@@ -127,13 +136,19 @@ class Surfaces(Mapping[str, SurfaceInstance]):
             state = merge_patch(current._state, payload.state) if payload.merge else payload.state
             if payload.merge and (n := size(state)) > self._limits.max_state_bytes:
                 raise ProtocolError(
-                    "too_large", "H7", "$.payload.state",
+                    "too_large",
+                    "H7",
+                    "$.payload.state",
                     f"after the merge the state would be {n} bytes; the limit is "
                     f"{self._limits.max_state_bytes}. {rules.RULES['H7']}",
                 )
             instance = SurfaceInstance(
-                current.instance_id, owner, current.app, current.revision + 1,
-                current.generation, state,
+                current.instance_id,
+                owner,
+                current.app,
+                current.revision + 1,
+                current.generation,
+                state,
             )
             self._instances[payload.instance_id] = instance
         self._notify(SurfaceChange("patch", instance))
@@ -146,7 +161,9 @@ class Surfaces(Mapping[str, SurfaceInstance]):
                 current = self._instances.get(payload.instance_id)
                 if current is None:
                     raise ProtocolError(
-                        "unknown_instance", "U10", "$.instance_id",
+                        "unknown_instance",
+                        "U10",
+                        "$.instance_id",
                         f"no surface instance {payload.instance_id!r} is open to close.",
                     )
             else:
@@ -161,5 +178,8 @@ class Surfaces(Mapping[str, SurfaceInstance]):
             try:
                 watcher(change)
             except Exception:
-                logger.exception("[lineup] a surface watcher failed on %s of %r",
-                                 change.kind, change.instance.instance_id)
+                logger.exception(
+                    "[lineup] a surface watcher failed on %s of %r",
+                    change.kind,
+                    change.instance.instance_id,
+                )

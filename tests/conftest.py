@@ -23,19 +23,33 @@ def golden(name: str) -> dict[str, Any]:
     return value
 
 
-def envelope(type_: str, payload: dict[str, Any], *, id_: str = "m1", sender: str = AGENT,
-             kind: str = "agent", conversation: str = CONVERSATION) -> dict[str, Any]:
+def envelope(
+    type_: str,
+    payload: dict[str, Any],
+    *,
+    id_: str = "m1",
+    sender: str = AGENT,
+    kind: str = "agent",
+    conversation: str = CONVERSATION,
+) -> dict[str, Any]:
     return {
-        "v": 1, "id": id_, "type": f"lineup.v1.{type_}", "conversation_id": conversation,
-        "sender": {"kind": kind, "id": sender}, "payload": copy.deepcopy(payload),
+        "v": 1,
+        "id": id_,
+        "type": f"lineup.v1.{type_}",
+        "conversation_id": conversation,
+        "sender": {"kind": kind, "id": sender},
+        "payload": copy.deepcopy(payload),
     }
 
 
 def open_payload(instance_id: str = "weather.dashboard.01", **state: Any) -> dict[str, Any]:
     return {
         "instance_id": instance_id,
-        "app": {"id": "com.lineup.weather.dashboard", "version": "1.0.0",
-                "html": "<main><button id='refresh'>refresh</button></main>"},
+        "app": {
+            "id": "com.lineup.weather.dashboard",
+            "version": "1.0.0",
+            "html": "<main><button id='refresh'>refresh</button></main>",
+        },
         "state": state or {"city": "Beijing", "temperature": 22},
     }
 

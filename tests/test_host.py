@@ -23,11 +23,22 @@ def snapshot(host: Host) -> Any:
 
 
 def opened(host: Host, instance_id: str = "w", sender: str = AGENT, **state: Any) -> None:
-    assert host.receive(envelope("ui.open", open_payload(instance_id, **state),
-                                 id_=f"open-{instance_id}-{len(host.history)}", sender=sender)) is None
+    assert (
+        host.receive(
+            envelope(
+                "ui.open",
+                open_payload(instance_id, **state),
+                id_=f"open-{instance_id}-{len(host.history)}",
+                sender=sender,
+            )
+        )
+        is None
+    )
 
 
-def assert_refused_once(host: Host, sent: Recorder, message: Any, code: str, rule: str) -> dict[str, Any]:
+def assert_refused_once(
+    host: Host, sent: Recorder, message: Any, code: str, rule: str
+) -> dict[str, Any]:
     """H3: refused, nothing changed, exactly one lineup.v1.error back, itself a valid envelope."""
     before, count = snapshot(host), len(sent.sent)
     error = host.receive(message)
@@ -46,12 +57,18 @@ def test_open_patch_close(host: Host, sent: Recorder) -> None:
     """U1, U4, H6, U10: the life of one instance, with revisions."""
     opened(host)
     assert host.surfaces["w"].revision == 1 and host.surfaces["w"].state["city"] == "Beijing"
-    assert host.receive(envelope("ui.patch", {"instance_id": "w", "state": {"city": "Shanghai"}},
-                                 id_="p1")) is None
+    assert (
+        host.receive(
+            envelope("ui.patch", {"instance_id": "w", "state": {"city": "Shanghai"}}, id_="p1")
+        )
+        is None
+    )
     assert host.surfaces["w"].state == {"city": "Shanghai"}  # H6: replace
     assert host.surfaces["w"].revision == 2
-    assert host.receive(envelope("ui.close", {"instance_id": "w", "reason": "completed"},
-                                 id_="c1")) is None
+    assert (
+        host.receive(envelope("ui.close", {"instance_id": "w", "reason": "completed"}, id_="c1"))
+        is None
+    )
     assert "w" not in host.surfaces
     assert sent.sent == []  # none of these needs an answer
 
@@ -88,36 +105,57 @@ def test_state_limit_on_open_and_patch() -> None:
     """H7: the state limit is configurable and applies to open and patch alike."""
     host = Host(conversation_id=CONVERSATION, limits=Limits(max_state_bytes=100))
     recorder = Recorder(host)
-    big = {"instance_id": "w", **{k: v for k, v in open_payload().items() if k != "state"},
-           "state": {"a": "x" * 100}}
+    big = {
+        "instance_id": "w",
+        **{k: v for k, v in open_payload().items() if k != "state"},
+        "state": {"a": "x" * 100},
+    }
     assert_refused_once(host, recorder, envelope("ui.open", big), "too_large", "H7")
 
 
 def test_patch_or_close_of_unknown_instance(host: Host, sent: Recorder) -> None:
     """H6: a patch or close names an open instance."""
-    answer = assert_refused_once(host, sent, envelope("ui.patch", {"instance_id": "nope", "state": {}}),
-                                 "unknown_instance", "H6")
+    answer = assert_refused_once(
+        host,
+        sent,
+        envelope("ui.patch", {"instance_id": "nope", "state": {}}),
+        "unknown_instance",
+        "H6",
+    )
     assert answer["target"] == {"kind": "agent", "id": AGENT}
     assert answer["payload"]["refused_id"] == "m1"
-    assert_refused_once(host, sent, envelope("ui.close", {"instance_id": "nope", "reason": "x"}, id_="m2"),
-                        "unknown_instance", "H6")
+    assert_refused_once(
+        host,
+        sent,
+        envelope("ui.close", {"instance_id": "nope", "reason": "x"}, id_="m2"),
+        "unknown_instance",
+        "H6",
+    )
 
 
 def test_only_the_opening_agent_may_touch_an_instance(host: Host, sent: Recorder) -> None:
     """H8: another agent can neither patch, close nor replace it."""
     opened(host, sender="agent_a")
-    for kind, payload in (("ui.patch", {"instance_id": "w", "state": {}}),
-                          ("ui.close", {"instance_id": "w", "reason": "x"}),
-                          ("ui.open", open_payload("w"))):
-        answer = assert_refused_once(host, sent, envelope(kind, payload, sender="agent_b"),
-                                     "not_owner", "H8")
+    for kind, payload in (
+        ("ui.patch", {"instance_id": "w", "state": {}}),
+        ("ui.close", {"instance_id": "w", "reason": "x"}),
+        ("ui.open", open_payload("w")),
+    ):
+        answer = assert_refused_once(
+            host, sent, envelope(kind, payload, sender="agent_b"), "not_owner", "H8"
+        )
         assert answer["target"]["id"] == "agent_b"
 
 
 def test_wrong_conversation_is_refused(host: Host, sent: Recorder) -> None:
     """M1: a host serves one conversation; another's envelope changes nothing."""
-    assert_refused_once(host, sent, envelope("ui.open", open_payload(), conversation="conv_02"),
-                        "wrong_conversation", "M1")
+    assert_refused_once(
+        host,
+        sent,
+        envelope("ui.open", open_payload(), conversation="conv_02"),
+        "wrong_conversation",
+        "M1",
+    )
 
 
 def test_client_to_agent_types_are_refused_from_an_agent(host: Host, sent: Recorder) -> None:
@@ -150,21 +188,32 @@ def test_integrity_checked_when_present(host: Host, sent: Recorder) -> None:
     app["integrity"] = bundle_integrity(app["html"], "", "")
     assert host.receive(envelope("ui.open", payload)) is None
     app["html"] += "<script>steal()</script>"
-    answer = assert_refused_once(host, sent, envelope("ui.open", payload, id_="m2"),
-                                 "integrity_mismatch", "S7")
+    answer = assert_refused_once(
+        host, sent, envelope("ui.open", payload, id_="m2"), "integrity_mismatch", "S7"
+    )
     assert answer["payload"]["path"] == "$.payload.app.integrity"
 
 
-def test_installed_app_reference_is_unsupported_without_an_app_center(host: Host, sent: Recorder) -> None:
+def test_installed_app_reference_is_unsupported_without_an_app_center(
+    host: Host, sent: Recorder
+) -> None:
     """C3: no fallback, no download: a deterministic unsupported."""
     ref = {"instance_id": "c", "app": {"id": "com.lineup.svg-canvas", "surface": "canvas"}}
     assert_refused_once(host, sent, envelope("ui.open", ref), "unsupported", "C3")
 
 
 def _call(call_id: str = "call_1", id_: str = "m1", **arguments: Any) -> dict[str, Any]:
-    return envelope("app.call", {"call_id": call_id, "capability": "app.open_url", "reason": "docs",
-                                 "expires_at": "2030-01-01T00:00:00Z",
-                                 "arguments": arguments or {"url": "https://example.com"}}, id_=id_)
+    return envelope(
+        "app.call",
+        {
+            "call_id": call_id,
+            "capability": "app.open_url",
+            "reason": "docs",
+            "expires_at": "2030-01-01T00:00:00Z",
+            "arguments": arguments or {"url": "https://example.com"},
+        },
+        id_=id_,
+    )
 
 
 def test_app_call_gets_exactly_one_result_and_the_same_again(host: Host, sent: Recorder) -> None:
@@ -181,7 +230,9 @@ def test_app_call_gets_exactly_one_result_and_the_same_again(host: Host, sent: R
 def test_app_call_id_reused_for_another_request_is_refused(host: Host, sent: Recorder) -> None:
     """C12: same call_id, different arguments: refused, the first result stands."""
     host.receive(_call())
-    assert_refused_once(host, sent, _call(id_="m2", url="https://evil.example"), "call_conflict", "C12")
+    assert_refused_once(
+        host, sent, _call(id_="m2", url="https://evil.example"), "call_conflict", "C12"
+    )
 
 
 def test_invalid_app_call_is_answered_with_a_failed_result(host: Host, sent: Recorder) -> None:
@@ -198,8 +249,22 @@ def test_invalid_app_call_is_answered_with_a_failed_result(host: Host, sent: Rec
     assert answer["payload"]["error"]["path"] == "$.payload.expires_at"
 
 
-@pytest.mark.parametrize("garbage", [None, 5, 1.5, [], "", "null", b"\xff\xfe", object(), {"v": 1},
-                                     '{"v":1,"id":"x"}', "[" * 100000])
+@pytest.mark.parametrize(
+    "garbage",
+    [
+        None,
+        5,
+        1.5,
+        [],
+        "",
+        "null",
+        b"\xff\xfe",
+        object(),
+        {"v": 1},
+        '{"v":1,"id":"x"}',
+        "[" * 100000,
+    ],
+)
 def test_receive_never_raises_and_answers_once(host: Host, sent: Recorder, garbage: Any) -> None:
     """H3: whatever arrives, one answer, no exception, no change."""
     before = snapshot(host)
@@ -247,7 +312,9 @@ def test_subscribe_and_unsubscribe(host: Host) -> None:
     assert len(got) == 1
 
 
-def test_a_failing_subscriber_does_not_stop_the_others(host: Host, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_failing_subscriber_does_not_stop_the_others(
+    host: Host, caplog: pytest.LogCaptureFixture
+) -> None:
     got: list[dict[str, Any]] = []
 
     def broken(envelope: dict[str, Any]) -> None:
@@ -257,7 +324,9 @@ def test_a_failing_subscriber_does_not_stop_the_others(host: Host, caplog: pytes
     host.subscribe(got.append)
     assert isinstance(host.receive("x"), ProtocolError)
     assert len(got) == 1
-    assert any(r.kind == "handler_error" and "boom" in (r.error or {})["message"] for r in host.history)
+    assert any(
+        r.kind == "handler_error" and "boom" in (r.error or {})["message"] for r in host.history
+    )
     assert "[lineup]" in caplog.text
 
 
@@ -272,7 +341,9 @@ def test_a_failing_surface_watcher_does_not_undo_the_change(host: Host) -> None:
 
 def test_surface_watchers_see_every_change(host: Host) -> None:
     changes: list[tuple[str, str, int]] = []
-    host.watch_surfaces(lambda c: changes.append((c.kind, c.instance.instance_id, c.instance.revision)))
+    host.watch_surfaces(
+        lambda c: changes.append((c.kind, c.instance.instance_id, c.instance.revision))
+    )
     opened(host)
     host.receive(envelope("ui.patch", {"instance_id": "w", "state": {}}, id_="p"))
     host.receive(envelope("ui.close", {"instance_id": "w", "reason": "done"}, id_="c"))
@@ -290,19 +361,52 @@ def test_user_event_reaches_the_owner_as_ui_event(host: Host, sent: Recorder) ->
     assert event["target"] == {"kind": "agent", "id": "agent_a"}
 
 
-@pytest.mark.parametrize(("message", "rule", "path"), [
-    ({"namespace": "evil", "type": "event", "event": "x", "data": {}}, "U7", "$.namespace"),
-    ({"namespace": "lineup.surface.v1", "type": "call", "event": "x", "data": {}}, "U7", "$.type"),
-    ({"namespace": "lineup.surface.v1", "type": "event", "event": "1x", "data": {}}, "U9", "$.event"),
-    ({"namespace": "lineup.surface.v1", "type": "event", "event": "x", "data": []}, "U9", "$.data"),
-    ({"namespace": "lineup.surface.v1", "type": "event", "event": "x", "data": {"a": "b" * 16400}},
-     "U9", "$.data"),
-    ({"namespace": "lineup.surface.v1", "type": "event", "event": "x", "data": {},
-      "instance_id": "other"}, "U7", "$.instance_id"),
-    ("not an object", "U7", "$"),
-])
-def test_bad_surface_messages_are_refused_and_reported(host: Host, sent: Recorder, message: Any,
-                                                       rule: str, path: str) -> None:
+@pytest.mark.parametrize(
+    ("message", "rule", "path"),
+    [
+        ({"namespace": "evil", "type": "event", "event": "x", "data": {}}, "U7", "$.namespace"),
+        (
+            {"namespace": "lineup.surface.v1", "type": "call", "event": "x", "data": {}},
+            "U7",
+            "$.type",
+        ),
+        (
+            {"namespace": "lineup.surface.v1", "type": "event", "event": "1x", "data": {}},
+            "U9",
+            "$.event",
+        ),
+        (
+            {"namespace": "lineup.surface.v1", "type": "event", "event": "x", "data": []},
+            "U9",
+            "$.data",
+        ),
+        (
+            {
+                "namespace": "lineup.surface.v1",
+                "type": "event",
+                "event": "x",
+                "data": {"a": "b" * 16400},
+            },
+            "U9",
+            "$.data",
+        ),
+        (
+            {
+                "namespace": "lineup.surface.v1",
+                "type": "event",
+                "event": "x",
+                "data": {},
+                "instance_id": "other",
+            },
+            "U7",
+            "$.instance_id",
+        ),
+        ("not an object", "U7", "$"),
+    ],
+)
+def test_bad_surface_messages_are_refused_and_reported(
+    host: Host, sent: Recorder, message: Any, rule: str, path: str
+) -> None:
     """S4, U7, U9: the kernel checks again; the owner hears why; no ui.event goes out."""
     opened(host)
     error = host.surface_message("w", message)
@@ -335,8 +439,12 @@ def test_inventory_has_the_c4_shape(host: Host, sent: Recorder) -> None:
     """C1, C4: sent on request, valid, revision a string."""
     host.send_inventory()
     validate_envelope(sent.last())
-    assert set(sent.last()["payload"]) == {"revision", "standard_components", "applications",
-                                           "capabilities"}
+    assert set(sent.last()["payload"]) == {
+        "revision",
+        "standard_components",
+        "applications",
+        "capabilities",
+    }
 
 
 # ---- the in-kernel agent helper ---------------------------------------------------------
@@ -409,7 +517,12 @@ def test_history_records_both_directions_in_order(host: Host) -> None:
     agent = host.connect_agent("a1")
     agent.open("w", html="<p>")
     host.user_event("w", "go", {})
-    kinds = [(r.direction, r.envelope.get("type", "").removeprefix("lineup.v1.")) for r in host.history]
-    assert kinds == [("to_agent", "client.inventory"), ("to_client", "ui.open"),
-                     ("to_agent", "ui.event")]
+    kinds = [
+        (r.direction, r.envelope.get("type", "").removeprefix("lineup.v1.")) for r in host.history
+    ]
+    assert kinds == [
+        ("to_agent", "client.inventory"),
+        ("to_client", "ui.open"),
+        ("to_agent", "ui.event"),
+    ]
     json.dumps([r.envelope for r in host.history])  # exportable as JSON

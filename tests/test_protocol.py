@@ -36,7 +36,11 @@ def test_golden_fixture_verdicts(name: str) -> None:
         assert validate_envelope(raw).type.startswith("lineup.v1.")
         return
     error = refusal(raw)
-    assert (error.code, error.rule, error.path) == (expected["code"], expected["rule"], expected["path"])
+    assert (error.code, error.rule, error.path) == (
+        expected["code"],
+        expected["rule"],
+        expected["path"],
+    )
     assert error.rule in rules.RULES and error.code in rules.ERROR_CODES
     assert rules.RULES[error.rule] in error.message or error.rule == "H2"
 
@@ -49,8 +53,27 @@ def test_every_fixture_file_has_an_expected_verdict() -> None:
 def test_fixtures_cover_every_checkable_rule() -> None:
     """M1-M3, U1-U5, U9, U10, C4, C7-C9, C11 and the H-rules each have a failing fixture."""
     covered = {x["rule"] for x in EXPECTED.values() if x["verdict"] != "valid"}
-    assert {"M1", "M2", "M3", "U1", "U2", "U3", "U4", "U5", "U9", "U10", "C4", "C7", "C8",
-            "C9", "C11", "H1", "H2", "H4", "H5"} <= covered
+    assert {
+        "M1",
+        "M2",
+        "M3",
+        "U1",
+        "U2",
+        "U3",
+        "U4",
+        "U5",
+        "U9",
+        "U10",
+        "C4",
+        "C7",
+        "C8",
+        "C9",
+        "C11",
+        "H1",
+        "H2",
+        "H4",
+        "H5",
+    } <= covered
 
 
 def test_seed_ui_open_round_trips() -> None:
@@ -89,7 +112,9 @@ def test_u2_reverse_domain_ids(app_id: str) -> None:
     validate_envelope(envelope("ui.open", payload))
 
 
-@pytest.mark.parametrize("app_id", ["example", "Com.Example", "com..x", ".com.x", "com.x.", "com.-x"])
+@pytest.mark.parametrize(
+    "app_id", ["example", "Com.Example", "com..x", ".com.x", "com.x.", "com.-x"]
+)
 def test_u2_refuses_non_reverse_domain_ids(app_id: str) -> None:
     payload = open_payload()
     payload["app"]["id"] = app_id
@@ -113,7 +138,9 @@ def test_u2_semver_refused(version: str) -> None:
 
 def _bundle_of(size_bytes: int) -> dict[str, Any]:
     payload = open_payload()
-    payload["app"].update(html="", css="é" * (size_bytes // 4), js="x" * (size_bytes - size_bytes // 4 * 2))
+    payload["app"].update(
+        html="", css="é" * (size_bytes // 4), js="x" * (size_bytes - size_bytes // 4 * 2)
+    )
     return payload
 
 
@@ -147,20 +174,26 @@ def test_u5_patch_never_carries_code(field: str) -> None:
 
 @pytest.mark.parametrize("name", ["a", "refresh", "Draw.line:2-b_c", "a" + "b" * 63])
 def test_u9_event_names_accepted(name: str) -> None:
-    validate_envelope(envelope("ui.event", {"instance_id": "w", "event": name, "data": {}},
-                               kind="client"))
+    validate_envelope(
+        envelope("ui.event", {"instance_id": "w", "event": name, "data": {}}, kind="client")
+    )
 
 
 @pytest.mark.parametrize("name", ["", "1a", "_a", "a b", "a" * 65, "a/b", "é"])
 def test_u9_event_names_refused(name: str) -> None:
-    error = refusal(envelope("ui.event", {"instance_id": "w", "event": name, "data": {}}, kind="client"))
+    error = refusal(
+        envelope("ui.event", {"instance_id": "w", "event": name, "data": {}}, kind="client")
+    )
     assert (error.rule, error.path) == ("U9", "$.payload.event")
 
 
 def _event_with_data_of(n: int) -> dict[str, Any]:
     overhead = len('{"t":""}')
-    return envelope("ui.event", {"instance_id": "w", "event": "e", "data": {"t": "x" * (n - overhead)}},
-                    kind="client")
+    return envelope(
+        "ui.event",
+        {"instance_id": "w", "event": "e", "data": {"t": "x" * (n - overhead)}},
+        kind="client",
+    )
 
 
 def test_u9_event_data_must_be_under_16_kib() -> None:
@@ -176,20 +209,36 @@ def test_u10_close_needs_a_reason() -> None:
 
 
 def _call(**changes: Any) -> dict[str, Any]:
-    payload = {"call_id": "c1", "capability": "app.open_url", "reason": "docs",
-               "expires_at": "2026-08-02T12:10:00Z", "arguments": {"url": "https://example.com"}}
+    payload = {
+        "call_id": "c1",
+        "capability": "app.open_url",
+        "reason": "docs",
+        "expires_at": "2026-08-02T12:10:00Z",
+        "arguments": {"url": "https://example.com"},
+    }
     payload.update(changes)
     return envelope("app.call", payload)
 
 
-@pytest.mark.parametrize("when", ["2026-08-02T12:10:00Z", "2026-08-02t12:10:00.5+08:00",
-                                  "2026-08-02T12:10:00.123456789-05:30"])
+@pytest.mark.parametrize(
+    "when",
+    ["2026-08-02T12:10:00Z", "2026-08-02t12:10:00.5+08:00", "2026-08-02T12:10:00.123456789-05:30"],
+)
 def test_c9_expires_at_rfc3339(when: str) -> None:
     validate_envelope(_call(expires_at=when))
 
 
-@pytest.mark.parametrize("when", ["2026-08-02T12:10:00", "2026-08-02", "1785000000",
-                                  "2026-13-02T12:10:00Z", "2026-02-30T00:00:00Z", "tomorrow"])
+@pytest.mark.parametrize(
+    "when",
+    [
+        "2026-08-02T12:10:00",
+        "2026-08-02",
+        "1785000000",
+        "2026-13-02T12:10:00Z",
+        "2026-02-30T00:00:00Z",
+        "tomorrow",
+    ],
+)
 def test_c9_expires_at_refused(when: str) -> None:
     error = refusal(_call(expires_at=when))
     assert (error.rule, error.path) == ("C9", "$.payload.expires_at")
@@ -215,8 +264,13 @@ def test_c9_every_call_field_is_required(field: str) -> None:
 
 @pytest.mark.parametrize("risk", rules.RISKS)
 def test_c8_each_risk_accepted(risk: str) -> None:
-    validate_envelope(envelope("app.list", {"capabilities": [
-        {"name": "x.y", "version": "1.0", "risk": risk, "input_schema": {}}]}, kind="client"))
+    validate_envelope(
+        envelope(
+            "app.list",
+            {"capabilities": [{"name": "x.y", "version": "1.0", "risk": risk, "input_schema": {}}]},
+            kind="client",
+        )
+    )
 
 
 @pytest.mark.parametrize("status", rules.STATUSES)

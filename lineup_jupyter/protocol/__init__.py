@@ -1,4 +1,4 @@
-"""The lineup.v1 wire: models, rules, strict JSON, validation, bundle integrity. No I/O, no Jupyter."""
+"""The lineup.v1 wire: models, rules, strict JSON, validation, integrity. No I/O, no Jupyter."""
 
 from __future__ import annotations
 

@@ -4,7 +4,8 @@ The bytes hashed are, in this order, with every length a decimal count of UTF-8 
 
     b"lineup-bundle-v1\\n"
     for each part in html, css, js:       NAME b"\\n" LENGTH b"\\n" BYTES b"\\n"
-    for each asset, sorted by path bytes: b"asset\\n" PATH_LENGTH b"\\n" PATH b"\\n" LENGTH b"\\n" BYTES b"\\n"
+    for each asset, sorted by path bytes:
+        b"asset\\n" PATH_LENGTH b"\\n" PATH b"\\n" LENGTH b"\\n" BYTES b"\\n"
 
 Lengths make the framing unambiguous (moving a character from html to css changes the digest).
 The id, name and version are not hashed: the digest names the code, so the same bytes under
@@ -26,7 +27,9 @@ def _frame(name: bytes, content: bytes) -> bytes:
     return name + b"\n" + str(len(content)).encode() + b"\n" + content + b"\n"
 
 
-def bundle_bytes(html: str, css: str = "", js: str = "", assets: Mapping[str, bytes] | None = None) -> bytes:
+def bundle_bytes(
+    html: str, css: str = "", js: str = "", assets: Mapping[str, bytes] | None = None
+) -> bytes:
     """The exact bytes the integrity digest is taken over."""
     parts = [_MAGIC]
     for name, text in (("html", html), ("css", css), ("js", js)):
@@ -38,7 +41,9 @@ def bundle_bytes(html: str, css: str = "", js: str = "", assets: Mapping[str, by
     return b"".join(parts)
 
 
-def bundle_integrity(html: str, css: str = "", js: str = "", assets: Mapping[str, bytes] | None = None) -> str:
+def bundle_integrity(
+    html: str, css: str = "", js: str = "", assets: Mapping[str, bytes] | None = None
+) -> str:
     """``sha256-<base64>`` of :func:`bundle_bytes`."""
     digest = hashlib.sha256(bundle_bytes(html, css, js, assets)).digest()
     return "sha256-" + base64.b64encode(digest).decode("ascii")

@@ -68,12 +68,15 @@ def loads(data: str | bytes | bytearray | memoryview, *, max_bytes: int) -> Any:
     if isinstance(data, (bytes, bytearray, memoryview)):
         raw = bytes(data)
         if len(raw) > max_bytes:
-            raise _error("$", f"the message is {len(raw)} bytes; the limit is {max_bytes}.",
-                         "too_large")
+            raise _error(
+                "$", f"the message is {len(raw)} bytes; the limit is {max_bytes}.", "too_large"
+            )
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise _error("$", f"the bytes are not UTF-8 (invalid byte at offset {exc.start}).") from None
+            raise _error(
+                "$", f"the bytes are not UTF-8 (invalid byte at offset {exc.start})."
+            ) from None
     else:
         text = data
         # Characters never exceed UTF-8 bytes, so only long texts need the exact count.
@@ -82,13 +85,17 @@ def loads(data: str | bytes | bytearray | memoryview, *, max_bytes: int) -> Any:
     try:
         value = _DECODER.decode(text.lstrip("\ufeff") if text.startswith("\ufeff") else text)
     except _DuplicateKey as exc:
-        raise _error("$", f"the key {exc.key!r} appears twice in one object; keys must be unique.") from None
+        raise _error(
+            "$", f"the key {exc.key!r} appears twice in one object; keys must be unique."
+        ) from None
     except _NonFinite as exc:
         raise _error("$", f"{exc.literal} is not a finite JSON number.") from None
     except RecursionError:
         raise _error("$", f"the value is nested more than {MAX_JSON_DEPTH} levels deep.") from None
     except json.JSONDecodeError as exc:
-        raise _error("$", f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}.") from None
+        raise _error(
+            "$", f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}."
+        ) from None
     # Fast paths: a text that cannot nest deeper than the limit, or has no surrogate escape,
     # skips the walk (the common case costs two C-level scans).
     deep = text.count("[") + text.count("{") > MAX_JSON_DEPTH
@@ -116,19 +123,28 @@ def _walk(root: Any, *, strict_types: bool) -> None:
                 try:
                     value.encode("utf-8")
                 except UnicodeEncodeError:
-                    raise _error(path, "the string contains a lone surrogate, which is not "
-                                 "valid Unicode text.") from None
+                    raise _error(
+                        path,
+                        "the string contains a lone surrogate, which is not valid Unicode text.",
+                    ) from None
             continue
         if isinstance(value, dict):
             if depth >= MAX_JSON_DEPTH:
                 raise _error(path, f"the value is nested more than {MAX_JSON_DEPTH} levels deep.")
             for key, item in value.items():
                 if not isinstance(key, str):
-                    raise _error(path, f"the key {key!r} is a {type(key).__name__}; JSON object "
-                                 "keys are strings.", "invalid")
+                    raise _error(
+                        path,
+                        f"the key {key!r} is a {type(key).__name__}; JSON object keys are strings.",
+                        "invalid",
+                    )
                 if key == "__proto__":
-                    raise _error(path, "the key '__proto__' is refused: in JavaScript it can "
-                                 "rewrite an object's prototype.", "invalid")
+                    raise _error(
+                        path,
+                        "the key '__proto__' is refused: in JavaScript it can "
+                        "rewrite an object's prototype.",
+                        "invalid",
+                    )
                 stack.append((key, path, depth + 1))
                 stack.append((item, _member_path(path, key), depth + 1))
             continue

@@ -1,4 +1,4 @@
-"""pydantic models of the lineup.v1 envelope and of every payload: the wire's single source of truth.
+"""pydantic models of the lineup.v1 envelope and every payload: the single source of truth.
 
 Each constrained field names the rule it enforces in ``x-rule`` (kept in the JSON Schema too);
 ``_validate`` quotes that rule when a field is wrong. Models are frozen and refuse unknown
@@ -8,10 +8,18 @@ fields (host decision H1), so a typo such as ``instanceId`` is an error, not a s
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, Union, get_args
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationInfo, field_validator
-from pydantic import model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from . import _rules as r
 from ._json import size
@@ -98,22 +106,27 @@ class Party(WireModel):
     id: Id = _rule("M1")
 
 
-class EnvelopeHeader(WireModel):
-    """The envelope around every message (M1, H1), with its payload still unread."""
+class _EnvelopeFields(WireModel):
+    """The fields every envelope has besides ``type`` and ``payload`` (M1, H1)."""
 
     v: Literal[1] = _rule("M1")
     id: Id = _rule("M1")
-    type: str = _rule("M2")
     conversation_id: Id = _rule("M1")
     sender: Party = _rule("M1")
     target: Party | None = _rule("H1", default=None)
     ts: Annotated[str, Field(pattern=r.RFC3339_PATTERN)] | None = _rule("H1", default=None)
-    payload: JsonObject = _rule("M1")
 
     @field_validator("ts")
     @classmethod
     def _real_time(cls, value: str | None) -> str | None:
         return None if value is None else _check_rfc3339(value)
+
+
+class EnvelopeHeader(_EnvelopeFields):
+    """The envelope around every message (M1, H1), with its payload still unread."""
+
+    type: str = _rule("M2")
+    payload: JsonObject = _rule("M1")
 
 
 # ---- ui.open / ui.patch / ui.close (agent -> client) -------------------------------------
@@ -133,9 +146,13 @@ class InlineApp(WireModel):
     @model_validator(mode="after")
     def _bundle_within_limit(self, info: ValidationInfo) -> InlineApp:
         limit = _limit(info, "max_bundle_bytes", r.DEFAULT_MAX_BUNDLE_BYTES)
-        total = sum(len(part.encode("utf-8", "surrogatepass")) for part in (self.html, self.css, self.js))
+        total = sum(
+            len(part.encode("utf-8", "surrogatepass")) for part in (self.html, self.css, self.js)
+        )
         if total > limit:
-            raise ValueError(f"U3 the bundle (html + css + js) is {total} bytes; the limit is {limit}")
+            raise ValueError(
+                f"U3 the bundle (html + css + js) is {total} bytes; the limit is {limit}"
+            )
         return self
 
 
@@ -185,8 +202,9 @@ class UiOpenPayload(WireModel):
     @classmethod
     def _bundle_or_reference(cls, value: Any) -> Any:
         if isinstance(value, dict) and "surface" in value and value.keys() & {"html", "css", "js"}:
-            raise ValueError("H5 app names an installed surface and also carries a bundle; "
-                             "send one or the other")
+            raise ValueError(
+                "H5 app names an installed surface and also carries a bundle; send one or the other"
+            )
         return value
 
     _state_size = field_validator("state")(_state_within_limit)
@@ -218,7 +236,9 @@ class UiEventPayload(WireModel):
     def _data_under_16k(cls, value: JsonObject) -> JsonObject:
         n = size(value)
         if n >= r.MAX_EVENT_DATA_BYTES:
-            raise ValueError(f"U9 the event data is {n} bytes; it must be under {r.MAX_EVENT_DATA_BYTES}")
+            raise ValueError(
+                f"U9 the event data is {n} bytes; it must be under {r.MAX_EVENT_DATA_BYTES}"
+            )
         return value
 
 
@@ -312,7 +332,12 @@ class ErrorPayload(WireModel):
 # ---- envelopes: one class per type, one discriminated union ------------------------------
 
 
-class _Envelope(EnvelopeHeader):
+class _Envelope(_EnvelopeFields):
+    """Base of the typed envelopes; each subclass fixes ``type`` and ``payload``."""
+
+    type: str
+    payload: BaseModel
+
     def to_wire(self) -> dict[str, Any]:
         """The envelope as a JSON-ready dict, without absent optional fields."""
         return self.model_dump(mode="json", exclude_none=True)
@@ -363,20 +388,38 @@ class ErrorEnvelope(_Envelope):
     payload: ErrorPayload = _rule("M1")
 
 
+Envelope = Annotated[
+    Union[
+        Annotated[UiOpen, Tag("lineup.v1.ui.open")],
+        Annotated[UiPatch, Tag("lineup.v1.ui.patch")],
+        Annotated[UiClose, Tag("lineup.v1.ui.close")],
+        Annotated[UiEvent, Tag("lineup.v1.ui.event")],
+        Annotated[ClientInventory, Tag("lineup.v1.client.inventory")],
+        Annotated[AppList, Tag("lineup.v1.app.list")],
+        Annotated[AppCall, Tag("lineup.v1.app.call")],
+        Annotated[AppResult, Tag("lineup.v1.app.result")],
+        Annotated[ErrorEnvelope, Tag("lineup.v1.error")],
+    ],
+    Discriminator(lambda value: _envelope_type(value)),
+]
+"""Any lineup.v1 message this host knows, discriminated on ``type``."""
+
 ENVELOPE_CLASSES: dict[str, type[_Envelope]] = {
-    cls.model_fields["type"].annotation.__args__[0]: cls  # type: ignore[union-attr]
-    for cls in (UiOpen, UiPatch, UiClose, UiEvent, ClientInventory, AppList, AppCall, AppResult,
-                ErrorEnvelope)
+    get_args(cls.model_fields["type"].annotation)[0]: cls
+    for cls in (
+        UiOpen,
+        UiPatch,
+        UiClose,
+        UiEvent,
+        ClientInventory,
+        AppList,
+        AppCall,
+        AppResult,
+        ErrorEnvelope,
+    )
 }
 
 
 def _envelope_type(value: Any) -> str | None:
     kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
     return kind if kind in ENVELOPE_CLASSES else None
-
-
-Envelope = Annotated[
-    Union[tuple(Annotated[cls, Tag(name)] for name, cls in ENVELOPE_CLASSES.items())],  # type: ignore[valid-type]
-    Discriminator(_envelope_type),
-]
-"""Any lineup.v1 message this host knows, discriminated on ``type``."""

@@ -37,7 +37,8 @@ CAPABILITY_NAME_MAX_LENGTH: Final = 128
 INTEGRITY_PATTERN: Final = r"^sha256-[A-Za-z0-9+/]{43}=$"
 # C9: RFC 3339 date-time with a mandatory offset.
 RFC3339_PATTERN: Final = (
-    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"
+    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}"
+    r"(\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$"
 )
 
 # Sizes, in bytes of UTF-8 of the compact JSON serialisation (no spaces, non-ASCII unescaped),

@@ -29,26 +29,43 @@ def validate_surface_message(message: Any) -> tuple[str, dict[str, Any]]:
         raise _refuse("invalid", "U7", "$", "a surface message is a JSON object.")
     extra = sorted(set(message) - _KEYS)
     if extra:
-        raise _refuse("invalid", "U7", f"$.{extra[0]}" if extra[0].isidentifier() else "$",
-                      f"{extra[0]!r} is not part of a surface message.")
+        raise _refuse(
+            "invalid",
+            "U7",
+            f"$.{extra[0]}" if extra[0].isidentifier() else "$",
+            f"{extra[0]!r} is not part of a surface message.",
+        )
     if message.get("namespace") != r.SURFACE_NAMESPACE:
-        raise _refuse("invalid", "U7", "$.namespace",
-                      f"the namespace must be {r.SURFACE_NAMESPACE!r}.")
+        raise _refuse(
+            "invalid", "U7", "$.namespace", f"the namespace must be {r.SURFACE_NAMESPACE!r}."
+        )
     if message.get("type") != "event":
         raise _refuse("invalid", "U7", "$.type", "the only upward type is 'event'.")
     event = message.get("event")
     if not isinstance(event, str) or _EVENT_NAME.fullmatch(event) is None:
-        shown = repr(event) if not isinstance(event, str) or len(event) <= 80 else repr(event[:77] + "...")
-        raise _refuse("invalid", "U9", "$.event", f"the event name {shown} does not have the required form.")
+        shown = (
+            repr(event)
+            if not isinstance(event, str) or len(event) <= 80
+            else repr(event[:77] + "...")
+        )
+        raise _refuse(
+            "invalid", "U9", "$.event", f"the event name {shown} does not have the required form."
+        )
     data = message.get("data")
     if not isinstance(data, dict):
         raise _refuse("invalid", "U9", "$.data", "data must be a JSON object.")
     try:
         check_value(data)
     except ProtocolError as exc:
-        raise ProtocolError(exc.code, exc.rule, exc.path.replace("$", "$.data", 1), exc.message) from None
+        raise ProtocolError(
+            exc.code, exc.rule, exc.path.replace("$", "$.data", 1), exc.message
+        ) from None
     n = size(data)
     if n >= r.MAX_EVENT_DATA_BYTES:
-        raise _refuse("too_large", "U9", "$.data",
-                      f"the data is {n} bytes; it must be under {r.MAX_EVENT_DATA_BYTES}.")
+        raise _refuse(
+            "too_large",
+            "U9",
+            "$.data",
+            f"the data is {n} bytes; it must be under {r.MAX_EVENT_DATA_BYTES}.",
+        )
     return event, data

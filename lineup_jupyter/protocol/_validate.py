@@ -47,7 +47,9 @@ def validate_envelope(value: Any, *, limits: Limits = DEFAULT_LIMITS) -> _Envelo
     return parse_envelope(value, limits=limits)[0]
 
 
-def parse_envelope(value: Any, *, limits: Limits = DEFAULT_LIMITS) -> tuple[_Envelope, dict[str, Any]]:
+def parse_envelope(
+    value: Any, *, limits: Limits = DEFAULT_LIMITS
+) -> tuple[_Envelope, dict[str, Any]]:
     """Like validate_envelope, and also the message as a fresh JSON dict (for the history)."""
     if isinstance(value, _Envelope):
         return value, value.to_wire()
@@ -64,7 +66,9 @@ def parse_envelope(value: Any, *, limits: Limits = DEFAULT_LIMITS) -> tuple[_Env
         data = loads(text, max_bytes=limits.max_message_bytes)
     if not isinstance(data, dict):
         raise ProtocolError(
-            "invalid", "M1", "$",
+            "invalid",
+            "M1",
+            "$",
             f"a message is a JSON object (an envelope), not {_json_kind(data)}. " + r.RULES["M1"],
         )
     refused_id = _str_or_none(data.get("id"))
@@ -81,8 +85,9 @@ def parse_envelope(value: Any, *, limits: Limits = DEFAULT_LIMITS) -> tuple[_Env
             raise _unknown_type(header.type)
         envelope = ENVELOPE_ADAPTER.validate_python(data, context=context)
     except ValidationError as exc:
-        raise from_validation_error(exc, ENVELOPE_CLASSES.get(kind) if isinstance(kind, str) else None,
-                                    data).with_refused(refused_id, refused_type) from None
+        raise from_validation_error(
+            exc, ENVELOPE_CLASSES.get(kind) if isinstance(kind, str) else None, data
+        ).with_refused(refused_id, refused_type) from None
     except ProtocolError as exc:
         raise exc.with_refused(refused_id, refused_type) from None
     _check_direction(envelope)
@@ -94,10 +99,13 @@ def _check_direction(envelope: _Envelope) -> None:
     expected = "agent" if short in r.AGENT_TO_CLIENT else "client"
     if envelope.sender.kind != expected:
         raise ProtocolError(
-            "wrong_direction", "M2", "$.sender.kind",
+            "wrong_direction",
+            "M2",
+            "$.sender.kind",
             f"{envelope.type} is sent by the {expected}, but sender.kind is "
             f"{envelope.sender.kind!r}. " + r.RULES["M2"],
-            refused_id=envelope.id, refused_type=envelope.type,
+            refused_id=envelope.id,
+            refused_type=envelope.type,
         )
 
 
@@ -108,12 +116,17 @@ def _unknown_type(kind: str) -> ProtocolError:
     hint = f" Did you mean {close[0]!r}?" if close else ""
     if kind.startswith(r.TYPE_PREFIX) and short.startswith(r.EXTENSIBLE_FAMILIES):
         return ProtocolError(
-            "unsupported", "M3", "$.type",
+            "unsupported",
+            "M3",
+            "$.type",
             f"{kind!r} is not a message type this host supports, so it is not executed.{hint} "
             + r.RULES["M3"],
         )
     return ProtocolError(
-        "unknown_type", "M2", "$.type", f"{kind!r} is not a lineup.v1 message type.{hint} " + r.RULES["M2"]
+        "unknown_type",
+        "M2",
+        "$.type",
+        f"{kind!r} is not a lineup.v1 message type.{hint} " + r.RULES["M2"],
     )
 
 
@@ -126,20 +139,26 @@ def from_validation_error(
     if error["type"] == "missing":
         # A missing field beside an unknown one is usually a misspelling: name the misspelling.
         parent = error["loc"][:-1]
-        error = next((e for e in errors if e["type"] == "extra_forbidden" and e["loc"][:-1] == parent),
-                     error)
+        error = next(
+            (e for e in errors if e["type"] == "extra_forbidden" and e["loc"][:-1] == parent), error
+        )
     loc = _strip_tags(error["loc"], model)
     path = member_path(loc)
     rule, message = _explain(error, loc, model)
     more = len(errors) - 1
     if more:
         message += f" ({more} more problem{'s' if more > 1 else ''} in this message.)"
-    return ProtocolError("too_large" if "limit is" in message or "must be under" in message
-                         else "invalid", rule, path, message)
+    return ProtocolError(
+        "too_large" if "limit is" in message or "must be under" in message else "invalid",
+        rule,
+        path,
+        message,
+    )
 
 
-def _explain(error: ErrorDetails, loc: tuple[str | int, ...], model: type[BaseModel] | None
-             ) -> tuple[str, str]:
+def _explain(
+    error: ErrorDetails, loc: tuple[str | int, ...], model: type[BaseModel] | None
+) -> tuple[str, str]:
     kind = error["type"]
     field = loc[-1] if loc else None
     rule = envelope_rule(model, loc) if model is not None else _header_rule(loc)
@@ -153,7 +172,11 @@ def _explain(error: ErrorDetails, loc: tuple[str | int, ...], model: type[BaseMo
     if kind == "missing":
         return rule, f"{where} is required but missing. {r.RULES[rule]}"
     if kind == "extra_forbidden":
-        if model is not None and loc[:1] == ("payload",) and model.model_fields["payload"].annotation is UiPatchPayload:
+        if (
+            model is not None
+            and loc[:1] == ("payload",)
+            and model.model_fields["payload"].annotation is UiPatchPayload
+        ):
             return "U5", f"ui.patch may not carry {field!r}. {r.RULES['U5']}"
         siblings = _siblings(model, loc[:-1])
         close = difflib.get_close_matches(str(field), siblings, n=1)
@@ -170,7 +193,11 @@ def _explain(error: ErrorDetails, loc: tuple[str | int, ...], model: type[BaseMo
         expected = error.get("ctx", {}).get("expected", "")
         return rule, f"{where} is {shown}; expected {expected}. {r.RULES[rule]}"
     if kind in ("string_too_long", "string_too_short", "too_long", "too_short"):
-        return rule, f"{where} {error['msg'].lower().replace('string ', '').replace('should', 'must')}. {r.RULES[rule]}"
+        return (
+            rule,
+            f"{where} {error['msg'].lower().replace('string ', '').replace('should', 'must')}. "
+            + r.RULES[rule],
+        )
     return rule, f"{where} is {shown}: {error['msg'].lower()}. {r.RULES[rule]}"
 
 
@@ -271,6 +298,13 @@ def _str_or_none(value: Any) -> str | None:
 
 
 def _json_kind(value: Any) -> str:
-    kinds = {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
-             type(None): "null", int: "a number", float: "a number"}
+    kinds = {
+        dict: "an object",
+        list: "an array",
+        str: "a string",
+        bool: "a boolean",
+        type(None): "null",
+        int: "a number",
+        float: "a number",
+    }
     return kinds.get(type(value), f"a {type(value).__name__}")

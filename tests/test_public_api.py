@@ -1,0 +1,50 @@
+"""The public surface is exactly what __all__ says (httpx's discipline)."""
+
+from __future__ import annotations
+
+import types
+
+import lineup_jupyter
+import lineup_jupyter.protocol
+
+PUBLIC = {
+    "Agent",
+    "History",
+    "Host",
+    "Limits",
+    "LineUpError",
+    "ProtocolError",
+    "Record",
+    "Subscription",
+    "SurfaceChange",
+    "SurfaceEvent",
+    "SurfaceInstance",
+    "UsageError",
+    "__version__",
+    "bundle_integrity",
+    "validate_envelope",
+}
+
+
+def test_top_level_all_is_exactly_the_public_surface() -> None:
+    assert set(lineup_jupyter.__all__) == PUBLIC
+    assert len(lineup_jupyter.__all__) == len(PUBLIC)
+
+
+def test_every_public_name_is_exported_and_nothing_else() -> None:
+    for module in (lineup_jupyter, lineup_jupyter.protocol):
+        exported = set(module.__all__)
+        for name in exported:
+            assert hasattr(module, name), name
+        public = {
+            n
+            for n, v in vars(module).items()
+            if not n.startswith("_") and n != "annotations" and not isinstance(v, types.ModuleType)
+        }
+        assert public <= exported, public - exported
+
+
+def test_the_contract_names_exist() -> None:
+    """ARCHITECTURE (contract): Host(conversation_id=...), Host.receive, Host.subscribe."""
+    host = lineup_jupyter.Host(conversation_id="c")
+    assert callable(host.receive) and callable(host.subscribe)
