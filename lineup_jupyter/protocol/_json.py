@@ -168,11 +168,18 @@ def _walk(root: Any, *, strict_types: bool) -> None:
 _PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _member_path(path: str, key: str) -> str:
-    if len(key) <= 64 and _PLAIN_KEY.match(key):
+    if len(key) <= 64 and _PLAIN_KEY.fullmatch(key):
         return f"{path}.{key}"
     shown = key if len(key) <= 64 else key[:61] + "..."
-    return f"{path}[{json.dumps(shown, ensure_ascii=False)}]"
+    # As JSON.stringify writes a key: non-ASCII as is, a lone surrogate as its escape.
+    quoted = _LONE_SURROGATE.sub(
+        lambda m: f"\\u{ord(m.group()):04x}", json.dumps(shown, ensure_ascii=False)
+    )
+    return f"{path}[{quoted}]"
 
 
 def member_path(parts: tuple[str | int, ...]) -> str:
@@ -189,6 +196,53 @@ def dumps(value: Any) -> str:
 
 
 def size(value: Any) -> int:
-    """Bytes of UTF-8 in the compact serialisation: the unit of every size limit."""
+    """Bytes of UTF-8 in the compact serialisation: the unit of every size limit.
+
+    Counted as JSON.stringify would write it, so the browser's pre-check and the kernel agree:
+    Python writes some floats differently (``1e-07``, ``10.0``), which is corrected here.
+    """
     text = dumps(value)
-    return len(text) if text.isascii() else len(text.encode("utf-8"))
+    n = len(text) if text.isascii() else len(text.encode("utf-8"))
+    if "." in text or "e" in text or "E" in text:  # floats may be present: correct their lengths
+        n += sum(len(js_number(f)) - len(repr(f)) for f in _floats(value))
+    return n
+
+
+def _floats(value: Any) -> list[float]:
+    found: list[float] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float):
+            found.append(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found
+
+
+def js_number(value: float) -> str:
+    """A finite float as JavaScript's Number.prototype.toString writes it (ECMA-262 6.1.6.1.20)."""
+    if value == 0:
+        return "0"
+    sign = "-" if value < 0 else ""
+    digits, _, exponent = repr(abs(value)).partition("e")
+    whole, _, fraction = digits.partition(".")
+    fraction = fraction.rstrip("0")
+    mantissa = (whole + fraction).lstrip("0")
+    # n: where the decimal point sits relative to the start of the significant digits
+    n = len(whole) + int(exponent or 0) - (len(whole + fraction) - len(mantissa))
+    mantissa = mantissa.rstrip("0") or "0"
+    k = len(mantissa)
+    if k <= n <= 21:
+        text = mantissa + "0" * (n - k)
+    elif 0 < n <= 21:
+        text = f"{mantissa[:n]}.{mantissa[n:]}"
+    elif -6 < n <= 0:
+        text = "0." + "0" * -n + mantissa
+    else:
+        power = n - 1
+        head = mantissa[0] + (f".{mantissa[1:]}" if k > 1 else "")
+        text = f"{head}e{'+' if power >= 0 else '-'}{abs(power)}"
+    return sign + text

@@ -80,7 +80,7 @@ def parse_envelope(
         "message_bytes": message_bytes,
     }
     try:
-        if kind not in ENVELOPE_CLASSES:
+        if not isinstance(kind, str) or kind not in ENVELOPE_CLASSES:
             header = _HEADER_ADAPTER.validate_python(data, context=context)
             raise _unknown_type(header.type)
         envelope = ENVELOPE_ADAPTER.validate_python(data, context=context)

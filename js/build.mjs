@@ -1,0 +1,20 @@
+// `npm run build`: bundle js/index.js into lineup_jupyter/static/lineup.js (one ES module,
+// no imports left, nothing fetched at run time). hatch-jupyter-builder runs this during
+// `pip install`; paths are resolved from this file so the working directory does not matter.
+
+import { build } from "esbuild";
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+
+await build({
+  absWorkingDir: root,
+  entryPoints: ["js/index.js"],
+  outfile: "lineup_jupyter/static/lineup.js",
+  bundle: true,
+  format: "esm",
+  platform: "browser",
+  target: "es2022",
+  legalComments: "none",
+  logLevel: "warning",
+});
