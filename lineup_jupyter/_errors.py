@@ -46,10 +46,12 @@ class ProtocolError(LineUpError):
         refused_id: str | None = None,
         refused_type: str | None = None,
     ) -> None:
+        # Bounded so the error envelope itself always validates, however long the input was.
+        message = _bounded(message, 4096)
         super().__init__(message)
         self.code = code
         self.rule = rule
-        self.path = path
+        self.path = _bounded(path, 1024)
         self.message = message
         self.refused_id = refused_id
         self.refused_type = refused_type
@@ -84,3 +86,7 @@ class ProtocolError(LineUpError):
         if self.refused_type is not None:
             payload["refused_type"] = self.refused_type
         return payload
+
+
+def _bounded(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."

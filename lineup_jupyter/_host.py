@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import reprlib
 import threading
 import uuid
 from collections import OrderedDict
@@ -220,7 +221,8 @@ class Host:
             }
             recorded = (_fingerprint(envelope), payload)
             self._calls[call_id] = recorded
-        self._send("lineup.v1.app.result", recorded[1], to=envelope.sender.id)  # C12: same answer
+        # C12: the same answer; a copy, so a subscriber editing it cannot change the record.
+        self._send("lineup.v1.app.result", json.loads(dumps(recorded[1])), to=envelope.sender.id)
 
     def _remember(self, sender_id: str, message_id: str) -> None:
         self._seen[(sender_id, message_id)] = None
@@ -232,18 +234,19 @@ class Host:
     def _refuse(self, raw: Any, error: ProtocolError) -> ProtocolError:
         """Record the refused message and send exactly one answer to its sender (H3)."""
         shown = _shown(raw)
-        error = error.with_refused(_valid_id(shown.get("id")), _short_str(shown.get("type")))
+        source = raw if isinstance(raw, dict) else shown  # ids are read even beside a NaN
+        error = error.with_refused(_valid_id(source.get("id")), _short_str(source.get("type")))
         self._bus.record_incoming(shown, error.to_payload())
-        sender = shown.get("sender")
+        sender = source.get("sender")
         to = (
             _valid_id(sender.get("id"))
             if isinstance(sender, dict) and sender.get("kind") == "agent"
             else None
         )
-        payload = shown.get("payload")
+        payload = source.get("payload")
         call_id = _valid_id(payload.get("call_id")) if isinstance(payload, dict) else None
         if (
-            shown.get("type") == "lineup.v1.app.call"
+            source.get("type") == "lineup.v1.app.call"
             and call_id is not None
             and call_id not in self._calls  # an answered call_id keeps its one result (C12)
             and error.code not in ("duplicate_id", "wrong_conversation")
@@ -412,7 +415,7 @@ def _shown(raw: Any) -> dict[str, Any]:
         try:  # keep a JSON copy; a dict holding non-JSON values is shown by its repr
             return json.loads(json.dumps(raw, allow_nan=False))  # type: ignore[no-any-return]
         except (TypeError, ValueError, RecursionError):
-            return {"raw": repr(raw)[:_RAW_SHOWN]}
+            return {"raw": _repr(raw)}
     if isinstance(raw, EnvelopeHeader):
         return raw.model_dump(mode="json", exclude_none=True)
     if isinstance(raw, (bytes, bytearray, memoryview)):
@@ -425,4 +428,11 @@ def _shown(raw: Any) -> dict[str, Any]:
         if isinstance(value, dict):
             return value
         return {"raw": raw[:_RAW_SHOWN]}
-    return {"raw": repr(raw)[:_RAW_SHOWN]}
+    return {"raw": _repr(raw)}
+
+
+def _repr(value: Any) -> str:
+    try:
+        return reprlib.repr(value)  # bounded in depth and length
+    except Exception:  # even repr can fail (a 5000-digit int, a broken __repr__)
+        return f"<unprintable {type(value).__name__}>"

@@ -16,8 +16,10 @@ from typing import Any
 from .._errors import ProtocolError
 from ._rules import MAX_JSON_DEPTH
 
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]", re.ASCII)
 _COMPACT = {"separators": (",", ":"), "ensure_ascii": False, "allow_nan": False}
+
+
+_MAX_INT_BITS = 13_000  # about 3900 decimal digits, under Python's 4300-digit str limit
 
 
 def _error(path: str, message: str, code: str = "invalid_json") -> ProtocolError:
@@ -83,7 +85,7 @@ def loads(data: str | bytes | bytearray | memoryview, *, max_bytes: int) -> Any:
         if len(text) * 4 > max_bytes and len(text.encode("utf-8", "surrogatepass")) > max_bytes:
             raise _error("$", f"the message is longer than {max_bytes} bytes.", "too_large")
     try:
-        value = _DECODER.decode(text.lstrip("\ufeff") if text.startswith("\ufeff") else text)
+        value = _DECODER.decode(text[1:] if text.startswith("\ufeff") else text)  # one BOM
     except _DuplicateKey as exc:
         raise _error(
             "$", f"the key {exc.key!r} appears twice in one object; keys must be unique."
@@ -96,12 +98,26 @@ def loads(data: str | bytes | bytearray | memoryview, *, max_bytes: int) -> Any:
         raise _error(
             "$", f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}."
         ) from None
+    except ValueError as exc:  # e.g. an integer longer than Python's 4300-digit limit
+        raise _error("$", f"not valid JSON: {exc}.") from None
     # Fast paths: a text that cannot nest deeper than the limit, or has no surrogate escape,
     # skips the walk (the common case costs two C-level scans).
     deep = text.count("[") + text.count("{") > MAX_JSON_DEPTH
-    if deep or "__proto__" in text or _SURROGATE_ESCAPE.search(text):
+    # "\u" also catches a key like "\u005f_proto__" that only becomes __proto__ when parsed.
+    if deep or "__proto__" in text or "\\u" in text or not _encodes(text):
         _walk(value, strict_types=False)
     return value
+
+
+def _encodes(text: str) -> bool:
+    """False for text holding a raw lone surrogate (possible in a Python str, never in bytes)."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def check_value(value: Any) -> None:
@@ -155,7 +171,11 @@ def _walk(root: Any, *, strict_types: bool) -> None:
             continue
         if not strict_types:
             continue
-        if value is None or isinstance(value, (bool, int)):
+        if value is None or isinstance(value, bool):
+            continue
+        if isinstance(value, int):
+            if value.bit_length() > _MAX_INT_BITS:  # Python cannot even print it as JSON
+                raise _error(path, "the integer is longer than 4000 digits.")
             continue
         if isinstance(value, float):
             if not math.isfinite(value):

@@ -8,6 +8,7 @@ The order of checks is fixed so the same bad message always gets the same answer
 from __future__ import annotations
 
 import difflib
+import re
 import types
 import typing
 from dataclasses import dataclass
@@ -51,8 +52,10 @@ def parse_envelope(
     value: Any, *, limits: Limits = DEFAULT_LIMITS
 ) -> tuple[_Envelope, dict[str, Any]]:
     """Like validate_envelope, and also the message as a fresh JSON dict (for the history)."""
-    if isinstance(value, _Envelope):
-        return value, value.to_wire()
+    if isinstance(value, BaseModel):
+        # A model may have been built without validation (model_construct) or changed since:
+        # check it like the dict it stands for, which also takes a copy.
+        value = value.model_dump(mode="python", exclude_none=True)
     if isinstance(value, (str, bytes, bytearray, memoryview)):
         message_bytes = len(value)
         data = loads(value, max_bytes=limits.max_message_bytes)
@@ -61,7 +64,10 @@ def parse_envelope(
         # a deep copy through the same strict parser, so the agent changing its dict later
         # cannot change the host's state, and the size is the size on the wire.
         check_value(value)
-        text = dumps(value)
+        try:
+            text = dumps(value)
+        except ValueError as exc:  # an integer past Python's 4300-digit conversion limit
+            raise ProtocolError("invalid_json", "H2", "$", f"not valid JSON: {exc}.") from None
         message_bytes = len(text.encode("utf-8"))
         data = loads(text, max_bytes=limits.max_message_bytes)
     if not isinstance(data, dict):
@@ -72,7 +78,7 @@ def parse_envelope(
             f"a message is a JSON object (an envelope), not {_json_kind(data)}. " + r.RULES["M1"],
         )
     refused_id = _str_or_none(data.get("id"))
-    refused_type = _str_or_none(data.get("type"))
+    refused_type = _type_or_none(data.get("type"))
     kind = data.get("type")
     context = {
         "max_bundle_bytes": limits.max_bundle_bytes,
@@ -293,7 +299,14 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+_ID = re.compile(r.ID_PATTERN)
+
+
 def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) and _ID.fullmatch(value) else None
+
+
+def _type_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) and len(value) <= 128 else None
 
 
