@@ -63,9 +63,9 @@ DASHBOARD_STATE: dict[str, Any] = {
 }
 
 
-def wire(value: Any) -> bytes:
+def wire(value: Any, ensure_ascii: bool = False) -> bytes:
     """Compact UTF-8 JSON, as an agent would put it on the wire."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=ensure_ascii).encode()
 
 
 def envelope(type_: str, message_id: str, payload: dict[str, Any]) -> dict[str, Any]:
@@ -79,9 +79,12 @@ def envelope(type_: str, message_id: str, payload: dict[str, Any]) -> dict[str, 
     }
 
 
-def patches(n: int) -> list[bytes]:
+def patches(n: int, ensure_ascii: bool = False) -> list[bytes]:
+    """``ensure_ascii`` writes non-ASCII text as \\u escapes, as json.dumps does by default."""
     payload = {"instance_id": INSTANCE, "state": DASHBOARD_STATE}
-    return [wire(envelope("ui.patch", f"msg_patch_{i:07d}", payload)) for i in range(n)]
+    return [
+        wire(envelope("ui.patch", f"msg_patch_{i:07d}", payload), ensure_ascii) for i in range(n)
+    ]
 
 
 def big_opens(n: int) -> list[bytes]:
@@ -156,6 +159,7 @@ def main() -> None:
     args = parser.parse_args()
 
     small = patches(args.n)
+    escaped = patches(args.n, ensure_ascii=True)
     small_dicts = [json.loads(raw) for raw in small]
     big = big_opens(max(args.n // 20, 20))
     print(
@@ -164,6 +168,7 @@ def main() -> None:
     )
     rows = [
         ("ui.patch, 1 KiB state, bytes", *compare(small, small, args.repeats)),
+        ("ui.patch, 1 KiB state, bytes with \\u escapes", *compare(escaped, escaped, args.repeats)),
         ("ui.patch, 1 KiB state, dict", *compare(small_dicts, small, args.repeats)),
         ("ui.open, 160 KiB bundle, bytes", *compare(big, big, args.repeats)),
     ]
@@ -181,6 +186,7 @@ def main() -> None:
     )
     if args.profile:
         profile("1 KiB ui.patch messages as bytes", small, top=20)
+        profile("1 KiB ui.patch messages as bytes with \\u escapes", escaped, top=20)
         profile("1 KiB ui.patch messages as dicts", small_dicts, top=20)
 
 

@@ -7,6 +7,7 @@ subscriber that raises is logged and recorded, never allowed to break delivery t
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -158,6 +159,7 @@ class Bus:
             self._draining.active = False
 
     def _deliver(self, envelope: dict[str, Any]) -> None:
+        text = json.dumps(envelope, ensure_ascii=False)
         target = envelope.get("target")
         target_id = target.get("id") if isinstance(target, dict) else None
         with self._lock:
@@ -168,7 +170,9 @@ class Bus:
             if subscription.agent_id is not None and target_id not in (None, subscription.agent_id):
                 continue
             try:
-                subscription._callback(envelope)
+                # Each subscriber gets its own copy: what one does to it, no one else sees,
+                # and the history keeps what was really sent.
+                subscription._callback(json.loads(text))
             except Exception as exc:  # a subscriber's bug must not stop the others
                 where = (
                     f"agent {subscription.agent_id!r}" if subscription.agent_id else "a subscriber"

@@ -160,8 +160,12 @@ def readable_call_id(message: Any) -> str | None:
 
 
 def assert_ijson(value: Any, depth: int = 1, path: str = "$") -> None:
-    """Independently of the host's parser: ``value`` is exactly I-JSON (H2)."""
-    assert depth <= rules.MAX_JSON_DEPTH, f"{path} is nested {depth} levels deep"
+    """Independently of the host's parser: ``value`` is exactly I-JSON (H2).
+
+    ``depth`` is the level ``value`` would be at if it is an array or object; only those count.
+    """
+    if isinstance(value, (dict, list)):
+        assert depth <= rules.MAX_JSON_DEPTH, f"{path} is nested {depth} levels deep"
     if isinstance(value, dict):
         for key, item in value.items():
             assert isinstance(key, str) and key != "__proto__", f"key {key!r} in {path}"

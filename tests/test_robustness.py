@@ -519,6 +519,21 @@ def test_c12_a_subscriber_editing_its_app_result_cannot_change_the_remembered_an
     assert fx.host._calls[call["payload"]["call_id"]][1]["status"] == "unsupported"
 
 
+def test_h3_what_one_subscriber_does_to_its_envelope_no_one_else_sees() -> None:
+    """H3: every agent and the history get the answer as sent, whatever an earlier agent did."""
+    fx = fresh_host()  # its recorder subscribed first; the vandal comes second, a reader third
+
+    def vandal(sent: dict[str, Any]) -> None:
+        sent["payload"]["status"] = "completed"
+
+    read_after: list[str] = []
+    fx.host.subscribe(vandal)
+    fx.host.subscribe(lambda sent: read_after.append(sent["payload"]["status"]))
+    assert receive_and_check(fx, valid_envelopes()["app.call"]) is None
+    assert read_after == ["unsupported"]
+    assert fx.host.history[-1].envelope["payload"]["status"] == "unsupported"
+
+
 def test_h3_a_watcher_failure_never_reports_a_refusal_for_an_applied_change() -> None:
     """H3: if the host says 'refused', nothing changed; a failing watcher must not split the two."""
     fx = fresh_host()

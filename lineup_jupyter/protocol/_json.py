@@ -2,7 +2,8 @@
 
 Python's json module accepts things a browser or another host would read differently:
 duplicate keys (the last silently wins), NaN and Infinity, numbers that overflow to
-infinity, lone surrogates. Each is refused here with the JSON path where it was found, so
+infinity, lone surrogates. Each is refused here (with the JSON path where the parser can know it:
+duplicate keys and non-finite numbers in text are reported at ``$``), so
 both ends of a conversation always agree on what a message says.
 """
 
