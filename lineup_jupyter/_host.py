@@ -14,7 +14,7 @@ import re
 import reprlib
 import threading
 import uuid
-from collections import OrderedDict
+from collections import deque
 from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -82,14 +82,22 @@ class Host:
         self._bus = Bus(conversation_id, history_size=history_size)
         self.surfaces = Surfaces(self.limits)
         self._lock = threading.RLock()
-        self._seen: OrderedDict[tuple[str, str], None] = OrderedDict()
+        self._seen: set[tuple[str, str]] = set()
+        self._seen_order: deque[tuple[str, str]] = deque()
         self._calls: dict[str, tuple[str, dict[str, Any]]] = {}
         self._inventory_revision = 0
+        # What each agent->client type does once accepted (M2: the others are refused).
+        self._actions: dict[str, Callable[[Any], None]] = {
+            "lineup.v1.ui.open": self._open,
+            "lineup.v1.ui.patch": self._patch,
+            "lineup.v1.ui.close": self._close,
+            "lineup.v1.app.call": self._check_call,
+        }
         self._inventory: dict[str, Any] | None = None
 
     # ---- the contract ----------------------------------------------------------------
 
-    def receive(self, envelope: Any) -> ProtocolError | None:
+    def receive(self, raw: Any) -> ProtocolError | None:
         """Take one agent->client envelope (dict, JSON text or bytes, or a model).
 
         Returns None when accepted, or the ProtocolError that refused it; never raises for bad
@@ -97,15 +105,20 @@ class Host:
         """
         with self._lock:
             try:
-                accepted, wire = self._accept(envelope)
-                self._act(accepted, wire)  # checks before it changes anything: it may still refuse
+                envelope, text = parse_envelope(raw, limits=self.limits)
+                act = self._accept(envelope)
+                act(envelope)  # checks before it changes anything, so it may still refuse
             except ProtocolError as error:
-                return self._refuse(envelope, error)
+                return self._refuse(raw, error)
             except Exception as exc:  # a bug of ours: report it, never raise into the agent
                 logger.exception("[lineup] the host failed while handling a message")
                 return self._refuse(
-                    envelope, ProtocolError("internal", "H3", "$", f"the host failed: {exc!r}")
+                    raw, ProtocolError("internal", "H3", "$", f"the host failed: {exc!r}")
                 )
+            self._remember(envelope.sender.id, envelope.id)
+            self._bus.record_incoming(text, None)
+            if type(envelope) is AppCall:
+                self._answer_call(envelope)  # after the call itself, in the history too
             return None
 
     def subscribe(self, callback: Callable[[dict[str, Any]], None]) -> Subscription:
@@ -117,10 +130,10 @@ class Host:
 
     # ---- what an agent asked for ---------------------------------------------------------
 
-    def _accept(self, raw: Any) -> tuple[Any, dict[str, Any]]:
-        envelope, wire = parse_envelope(raw, limits=self.limits)
-        short = envelope.type.removeprefix(rules.TYPE_PREFIX)
-        if short not in rules.AGENT_TO_CLIENT:
+    def _accept(self, envelope: Any) -> Callable[[Any], None]:
+        """Every check that needs the host's state; returns what accepting the message does."""
+        act = self._actions.get(envelope.type)
+        if act is None:
             raise ProtocolError(
                 "wrong_direction",
                 "M2",
@@ -144,16 +157,7 @@ class Host:
                 f"agent {envelope.sender.id!r} already sent a message with id {envelope.id!r}. "
                 + rules.RULES["H9"],
             )
-        if isinstance(envelope, UiOpen):
-            self._check_open(envelope)
-        elif isinstance(envelope, UiPatch):
-            # Checked here too so that a refused patch never reaches the registry half-done.
-            self.surfaces._existing(envelope.sender.id, envelope.payload.instance_id)
-        elif isinstance(envelope, UiClose):
-            self.surfaces._existing(envelope.sender.id, envelope.payload.instance_id)
-        elif isinstance(envelope, AppCall):
-            self._check_call(envelope)
-        return envelope, wire
+        return act
 
     def _check_open(self, envelope: UiOpen) -> None:
         app = envelope.payload.app
@@ -190,17 +194,15 @@ class Host:
                 "use a new call_id for a new call. " + rules.RULES["C12"],
             )
 
-    def _act(self, envelope: Any, wire: dict[str, Any]) -> None:
-        if isinstance(envelope, UiOpen):
-            self.surfaces.open(envelope.sender.id, envelope.payload)
-        elif isinstance(envelope, UiPatch):
-            self.surfaces.patch(envelope.sender.id, envelope.payload)
-        elif isinstance(envelope, UiClose):
-            self.surfaces.close(envelope.sender.id, envelope.payload)
-        self._remember(envelope.sender.id, envelope.id)
-        self._bus.record_incoming(wire, None)
-        if isinstance(envelope, AppCall):
-            self._answer_call(envelope)
+    def _open(self, envelope: UiOpen) -> None:
+        self._check_open(envelope)
+        self.surfaces.open(envelope.sender.id, envelope.payload)
+
+    def _patch(self, envelope: UiPatch) -> None:
+        self.surfaces.patch(envelope.sender.id, envelope.payload)
+
+    def _close(self, envelope: UiClose) -> None:
+        self.surfaces.close(envelope.sender.id, envelope.payload)
 
     def _answer_call(self, envelope: AppCall) -> None:
         call_id = envelope.payload.call_id
@@ -225,9 +227,11 @@ class Host:
         self._send("lineup.v1.app.result", json.loads(dumps(recorded[1])), to=envelope.sender.id)
 
     def _remember(self, sender_id: str, message_id: str) -> None:
-        self._seen[(sender_id, message_id)] = None
-        if len(self._seen) > _RECENT_IDS:
-            self._seen.popitem(last=False)
+        key = (sender_id, message_id)
+        self._seen.add(key)
+        self._seen_order.append(key)
+        if len(self._seen_order) > _RECENT_IDS:
+            self._seen.discard(self._seen_order.popleft())
 
     # ---- refusals --------------------------------------------------------------------
 

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from ._errors import ProtocolError
 from .protocol import AppRef, InlineApp, UiClosePayload, UiOpenPayload, UiPatchPayload, rules, size
@@ -24,25 +22,64 @@ __all__ = ["SurfaceChange", "SurfaceInstance", "Surfaces", "merge_patch"]
 logger = logging.getLogger("lineup_jupyter")
 
 
-@dataclass(frozen=True)
 class SurfaceInstance:
-    """A snapshot of one open surface. ``state`` is a copy: changing it changes nothing."""
+    """A read-only snapshot of one open surface. ``state`` is a copy: changing it changes
+    nothing. (A slotted class, not a frozen dataclass: one is made on every patch.)"""
 
-    instance_id: str
-    owner: str
-    app: InlineApp | AppRef
-    revision: int
-    generation: int  # bumped by every ui.open, so a view knows to rebuild the frame
-    _state: dict[str, Any]
+    __slots__ = ("_app", "_generation", "_instance_id", "_owner", "_revision", "_state")
+
+    def __init__(
+        self,
+        instance_id: str,
+        owner: str,
+        app: InlineApp | AppRef,
+        revision: int,
+        generation: int,
+        state: dict[str, Any],
+    ) -> None:
+        self._instance_id = instance_id
+        self._owner = owner
+        self._app = app
+        self._revision = revision
+        self._generation = generation
+        self._state = state
+
+    @property
+    def instance_id(self) -> str:
+        return self._instance_id
+
+    @property
+    def owner(self) -> str:
+        """The agent that opened it (H8)."""
+        return self._owner
+
+    @property
+    def app(self) -> InlineApp | AppRef:
+        return self._app
+
+    @property
+    def revision(self) -> int:
+        """1 on open, +1 on every change, never back, even across a replace (H6)."""
+        return self._revision
+
+    @property
+    def generation(self) -> int:
+        """Bumped by every ui.open, so a view knows to rebuild the frame."""
+        return self._generation
 
     @property
     def state(self) -> dict[str, Any]:
         copied: dict[str, Any] = json.loads(json.dumps(self._state))
         return copied
 
+    def __repr__(self) -> str:
+        return (
+            f"SurfaceInstance(instance_id={self._instance_id!r}, owner={self._owner!r}, "
+            f"app={self._app.id!r}, revision={self._revision})"
+        )
 
-@dataclass(frozen=True)
-class SurfaceChange:
+
+class SurfaceChange(NamedTuple):
     kind: Literal["open", "patch", "close"]
     instance: SurfaceInstance
     reason: str | None = None
@@ -65,14 +102,14 @@ def merge_patch(target: Any, patch: Any) -> Any:
 
 
 class Surfaces(Mapping[str, SurfaceInstance]):
-    """Instances by id (U1). Read it like a dict; change it through the host."""
+    """Instances by id (U1). Read it like a dict; change it through the host, whose lock
+    serialises every change (so the registry needs none of its own)."""
 
     def __init__(self, limits: Limits) -> None:
         self._limits = limits
         self._instances: dict[str, SurfaceInstance] = {}
         self._generation = 0
         self._watchers: list[Watcher] = []
-        self._lock = threading.RLock()
 
     def __getitem__(self, instance_id: str) -> SurfaceInstance:
         return self._instances[instance_id]
@@ -90,12 +127,12 @@ class Surfaces(Mapping[str, SurfaceInstance]):
 
     def _owned(self, owner: str, instance_id: str, path: str) -> SurfaceInstance | None:
         current = self._instances.get(instance_id)
-        if current is not None and current.owner != owner:
+        if current is not None and current._owner != owner:
             raise ProtocolError(
                 "not_owner",
                 "H8",
                 path,
-                f"instance {instance_id!r} was opened by agent {current.owner!r}, not "
+                f"instance {instance_id!r} was opened by agent {current._owner!r}, not "
                 f"{owner!r}. {rules.RULES['H8']}",
             )
         return current
@@ -114,62 +151,62 @@ class Surfaces(Mapping[str, SurfaceInstance]):
 
     def open(self, owner: str, payload: UiOpenPayload) -> SurfaceInstance:
         """Open, or replace an instance with the same id (U1)."""
-        with self._lock:
-            current = self._owned(owner, payload.instance_id, "$.payload.instance_id")
-            self._generation += 1
-            instance = SurfaceInstance(
-                payload.instance_id,
-                owner,
-                payload.app,
-                current.revision + 1 if current else 1,
-                self._generation,
-                payload.state,
-            )
-            self._instances[payload.instance_id] = instance
-        self._notify(SurfaceChange("open", instance))
+        current = self._owned(owner, payload.instance_id, "$.payload.instance_id")
+        self._generation += 1
+        instance = SurfaceInstance(
+            payload.instance_id,
+            owner,
+            payload.app,
+            current._revision + 1 if current else 1,
+            self._generation,
+            payload.state,
+        )
+        self._instances[payload.instance_id] = instance
+        if self._watchers:
+            self._notify(SurfaceChange("open", instance))
         return instance
 
     def patch(self, owner: str, payload: UiPatchPayload) -> SurfaceInstance:
         """Replace the state, or merge into it (H6); U5: the bundle never changes here."""
-        with self._lock:
-            current = self._existing(owner, payload.instance_id)
-            state = merge_patch(current._state, payload.state) if payload.merge else payload.state
-            if payload.merge and (n := size(state)) > self._limits.max_state_bytes:
-                raise ProtocolError(
-                    "too_large",
-                    "H7",
-                    "$.payload.state",
-                    f"after the merge the state would be {n} bytes; the limit is "
-                    f"{self._limits.max_state_bytes}. {rules.RULES['H7']}",
-                )
-            instance = SurfaceInstance(
-                current.instance_id,
-                owner,
-                current.app,
-                current.revision + 1,
-                current.generation,
-                state,
+        current = self._existing(owner, payload.instance_id)
+        state = merge_patch(current._state, payload.state) if payload.merge else payload.state
+        if payload.merge and (n := size(state)) > self._limits.max_state_bytes:
+            raise ProtocolError(
+                "too_large",
+                "H7",
+                "$.payload.state",
+                f"after the merge the state would be {n} bytes; the limit is "
+                f"{self._limits.max_state_bytes}. {rules.RULES['H7']}",
             )
-            self._instances[payload.instance_id] = instance
-        self._notify(SurfaceChange("patch", instance))
+        instance = SurfaceInstance(
+            current._instance_id,
+            owner,
+            current._app,
+            current._revision + 1,
+            current._generation,
+            state,
+        )
+        self._instances[payload.instance_id] = instance
+        if self._watchers:
+            self._notify(SurfaceChange("patch", instance))
         return instance
 
     def close(self, owner: str | None, payload: UiClosePayload) -> SurfaceInstance:
         """Remove an instance; ``owner`` None means the user closed it (U10)."""
-        with self._lock:
-            if owner is None:
-                current = self._instances.get(payload.instance_id)
-                if current is None:
-                    raise ProtocolError(
-                        "unknown_instance",
-                        "U10",
-                        "$.instance_id",
-                        f"no surface instance {payload.instance_id!r} is open to close.",
-                    )
-            else:
-                current = self._existing(owner, payload.instance_id)
-            del self._instances[payload.instance_id]
-        self._notify(SurfaceChange("close", current, payload.reason))
+        if owner is None:
+            current = self._instances.get(payload.instance_id)
+            if current is None:
+                raise ProtocolError(
+                    "unknown_instance",
+                    "U10",
+                    "$.instance_id",
+                    f"no surface instance {payload.instance_id!r} is open to close.",
+                )
+        else:
+            current = self._existing(owner, payload.instance_id)
+        del self._instances[payload.instance_id]
+        if self._watchers:
+            self._notify(SurfaceChange("close", current, payload.reason))
         return current
 
     def _notify(self, change: SurfaceChange) -> None:

@@ -526,3 +526,21 @@ def test_history_records_both_directions_in_order(host: Host) -> None:
         ("to_agent", "ui.event"),
     ]
     json.dumps([r.envelope for r in host.history])  # exportable as JSON
+
+
+def test_the_host_acts_on_exactly_the_agent_to_client_types(host: Host) -> None:
+    """M2: one action per agent->client type, none for the other direction."""
+    from lineup_jupyter.protocol import rules
+
+    assert set(host._actions) == {rules.TYPE_PREFIX + t for t in rules.AGENT_TO_CLIENT}
+
+
+def test_history_reads_back_what_arrived_as_text_or_bytes(host: Host) -> None:
+    """The history keeps accepted text as text (cheap to hold) and parses it when read."""
+    message = envelope("ui.open", open_payload())
+    text = "\ufeff" + json.dumps(message)
+    assert host.receive(text) is None
+    assert host.receive(json.dumps({**message, "id": "m2"}).encode()) is None
+    first, second = host.history[-2], host.history[-1]
+    assert first.envelope == message
+    assert second.envelope["id"] == "m2"

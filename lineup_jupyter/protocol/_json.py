@@ -14,6 +14,8 @@ import math
 import re
 from typing import Any
 
+from pydantic_core import from_json
+
 from .._errors import ProtocolError
 from ._rules import MAX_JSON_DEPTH
 
@@ -74,6 +76,9 @@ def loads(data: str | bytes | bytearray | memoryview, *, max_bytes: int) -> Any:
             raise _error(
                 "$", f"the message is {len(raw)} bytes; the limit is {max_bytes}.", "too_large"
             )
+        value = _fast_loads(raw)  # parses UTF-8 itself: no decoding step on the common path
+        if value is not _SLOW:
+            return value
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -85,8 +90,75 @@ def loads(data: str | bytes | bytearray | memoryview, *, max_bytes: int) -> Any:
         # Characters never exceed UTF-8 bytes, so only long texts need the exact count.
         if len(text) * 4 > max_bytes and len(text.encode("utf-8", "surrogatepass")) > max_bytes:
             raise _error("$", f"the message is longer than {max_bytes} bytes.", "too_large")
+        if not text.startswith("\ufeff"):
+            value = _fast_loads(text)
+            if value is not _SLOW:
+                return value
+    if text.startswith("\ufeff"):  # one byte-order mark is tolerated (JSON.parse would not)
+        text = text[1:]
+    return _strict_loads(text)
+
+
+_SLOW = object()
+
+
+def _fast_loads(doc: str | bytes) -> Any:
+    """The common case at Rust speed: pydantic-core's parser, then one pass over the parsed
+    value proving that no key was dropped as a duplicate, nothing is too deep, no number
+    overflowed and no key is __proto__. Any doubt or fault returns _SLOW: the strict parser
+    then decides, and explains in our words."""
+    try:  # also refuses lone surrogates (escaped, or raw in a str) and bytes that are not UTF-8
+        value = from_json(doc, allow_inf_nan=False, cache_strings=False)
+    except (ValueError, TypeError):  # TypeError: a str that cannot be encoded at all
+        return _SLOW
+    # Every ':' of the text separates one member or sits inside a string; a member the parser
+    # dropped as a duplicate key leaves a ':' that nothing accounts for. An escape can write a
+    # colon (\\u003a) that the text does not show: such texts are counted slowly.
+    if isinstance(doc, bytes):
+        colons = doc.count(b":")
+        escaped_colon = b"\\" in doc and b"\\u003" in doc
+    else:
+        colons = doc.count(":")
+        escaped_colon = "\\" in doc and "\\u003" in doc
+    if escaped_colon:
+        return _SLOW
+    keys = 0
+    strings: list[str] = []
+    level = [value]
+    for _ in range(MAX_JSON_DEPTH):  # one level of nesting per round
+        deeper = []
+        for item in level:
+            kind = type(item)
+            if kind is dict:
+                if "__proto__" in item:  # perhaps spelled with escapes: the slow path says so
+                    return _SLOW
+                keys += len(item)
+                strings.extend(item)
+                children: Any = item.values()
+            elif kind is list:
+                children = item
+            else:
+                continue
+            for child in children:
+                kind = type(child)
+                if kind is str:
+                    strings.append(child)
+                elif kind is dict or kind is list:
+                    deeper.append(child)
+                elif kind is float and child - child != 0:  # inf: too big for a double
+                    return _SLOW
+        if not deeper:
+            if type(value) is str:
+                strings.append(value)
+            return value if colons - "".join(strings).count(":") == keys else _SLOW
+        level = deeper
+    return _SLOW  # deeper than the limit
+
+
+def _strict_loads(text: str) -> Any:
+    """Python's parser with hooks for every H2 fault, then a walk for what hooks cannot see."""
     try:
-        value = _DECODER.decode(text[1:] if text.startswith("\ufeff") else text)  # one BOM
+        value = _DECODER.decode(text)
     except _DuplicateKey as exc:
         raise _error(
             "$", f"the key {exc.key!r} appears twice in one object; keys must be unique."
@@ -101,24 +173,8 @@ def loads(data: str | bytes | bytearray | memoryview, *, max_bytes: int) -> Any:
         ) from None
     except ValueError as exc:  # e.g. an integer longer than Python's 4300-digit limit
         raise _error("$", f"not valid JSON: {exc}.") from None
-    # Fast paths: a text that cannot nest deeper than the limit, or has no surrogate escape,
-    # skips the walk (the common case costs two C-level scans).
-    deep = text.count("[") + text.count("{") > MAX_JSON_DEPTH
-    # "\u" also catches a key like "\u005f_proto__" that only becomes __proto__ when parsed.
-    if deep or "__proto__" in text or "\\u" in text or not _encodes(text):
-        _walk(value, strict_types=False)
+    _walk(value, strict_types=False)
     return value
-
-
-def _encodes(text: str) -> bool:
-    """False for text holding a raw lone surrogate (possible in a Python str, never in bytes)."""
-    if text.isascii():
-        return True
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def check_value(value: Any) -> None:
@@ -131,59 +187,73 @@ def check_value(value: Any) -> None:
     _walk(value, strict_types=True)
 
 
+Node = tuple[Any, str | int] | None  # (parent node, key or index); None is the root, "$"
+
+
+def _path(node: Node) -> str:
+    parts: list[str | int] = []
+    while node is not None:
+        node, part = node
+        parts.append(part)
+    return member_path(tuple(reversed(parts)))
+
+
 def _walk(root: Any, *, strict_types: bool) -> None:
-    stack: list[tuple[Any, str, int]] = [(root, "$", 0)]
+    # Paths are built only for an error: a node is a cheap (parent, key) pair until then.
+    stack: list[tuple[Any, Node, int]] = [(root, None, 0)]
     while stack:
-        value, path, depth = stack.pop()
+        value, node, depth = stack.pop()
         if isinstance(value, str):
             if not value.isascii():
                 try:
                     value.encode("utf-8")
                 except UnicodeEncodeError:
                     raise _error(
-                        path,
+                        _path(node),
                         "the string contains a lone surrogate, which is not valid Unicode text.",
                     ) from None
             continue
         if isinstance(value, dict):
             if depth >= MAX_JSON_DEPTH:
-                raise _error(path, f"the value is nested more than {MAX_JSON_DEPTH} levels deep.")
+                raise _error(
+                    _path(node), f"the value is nested more than {MAX_JSON_DEPTH} levels deep."
+                )
             for key, item in value.items():
                 if not isinstance(key, str):
                     raise _error(
-                        path,
+                        _path(node),
                         f"the key {key!r} is a {type(key).__name__}; JSON object keys are strings.",
                         "invalid",
                     )
                 if key == "__proto__":
                     raise _error(
-                        path,
+                        _path(node),
                         "the key '__proto__' is refused: in JavaScript it can "
                         "rewrite an object's prototype.",
                         "invalid",
                     )
-                stack.append((key, path, depth + 1))
-                stack.append((item, _member_path(path, key), depth + 1))
+                stack.append((key, node, depth + 1))
+                stack.append((item, (node, key), depth + 1))
             continue
         if isinstance(value, list):
             if depth >= MAX_JSON_DEPTH:
-                raise _error(path, f"the value is nested more than {MAX_JSON_DEPTH} levels deep.")
-            stack.extend((item, f"{path}[{i}]", depth + 1) for i, item in enumerate(value))
+                raise _error(
+                    _path(node), f"the value is nested more than {MAX_JSON_DEPTH} levels deep."
+                )
+            stack.extend((item, (node, i), depth + 1) for i, item in enumerate(value))
             continue
-        if not strict_types:
-            continue
-        if value is None or isinstance(value, bool):
+        if not strict_types or value is None or isinstance(value, bool):
             continue
         if isinstance(value, int):
             if value.bit_length() > _MAX_INT_BITS:  # Python cannot even print it as JSON
-                raise _error(path, "the integer is longer than 4000 digits.")
+                raise _error(_path(node), "the integer is longer than 4000 digits.")
             continue
         if isinstance(value, float):
             if not math.isfinite(value):
-                raise _error(path, f"{value} is not a finite JSON number.")
+                raise _error(_path(node), f"{value} is not a finite JSON number.")
             continue
         hint = " (use a list)" if isinstance(value, (tuple, set, frozenset)) else ""
-        raise _error(path, f"a {type(value).__name__} is not a JSON value{hint}.", "invalid")
+        raise _error(_path(node), f"a {type(value).__name__} is not a JSON value{hint}.", "invalid")
 
 
 _PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
