@@ -1,5 +1,5 @@
-// The bundle's entry (esbuild writes it to lineup_jupyter/static/lineup.js). The widget's
-// front end will be added here; for now it exposes the protocol pieces the browser checks with.
+// The bundle's entry (esbuild writes it to lineup_jupyter/static/lineup.js): the anywidget
+// module of the Host view, with the protocol pieces the browser checks with.
 
 export * as rules from "./protocol.generated.js";
 export {
@@ -9,3 +9,5 @@ export {
   memberPath,
   validateSurfaceMessage,
 } from "./surface_message.js";
+export { shellDocument, surfaceDocument, SANDBOX, SURFACE_CSP, SHELL_CSP } from "./frames.js";
+export { default } from "./widget.js";

@@ -72,6 +72,9 @@ class Host:
         limits: Limits | None = None,
         history_size: int = 1000,
         client_id: str = "lineup-jupyter",
+        min_height: int = 40,
+        max_height: int = 800,
+        events_per_second: int = 50,
     ) -> None:
         for name, value in (("conversation_id", conversation_id), ("client_id", client_id)):
             if not isinstance(value, str) or not _ID.fullmatch(value):
@@ -86,6 +89,13 @@ class Host:
         self._seen_order: deque[tuple[str, str]] = deque()
         self._calls: dict[str, tuple[str, dict[str, Any]]] = {}
         self._inventory_revision = 0
+        self._widget: Any = None
+        self._view_config = {
+            "min_height": min_height,
+            "max_height": max_height,
+            "events_per_second": events_per_second,
+            "event_burst": 2 * events_per_second,
+        }
         # What each agent->client type does once accepted (M2: the others are refused).
         self._actions: dict[str, Callable[[Any], None]] = {
             "lineup.v1.ui.open": self._open,
@@ -376,6 +386,43 @@ class Host:
 
     def watch_surfaces(self, watcher: Callable[[SurfaceChange], None]) -> Callable[[], None]:
         return self.surfaces.watch(watcher)
+
+    def report_refused(self, instance_id: str, report: dict[str, Any]) -> ProtocolError:
+        """What the browser refused from a surface (S4, U7, U9, a flood): record it and tell
+        the instance's agent, so whoever writes the surface can see why nothing happened."""
+        code = report.get("code")
+        rule = report.get("rule")
+        error = ProtocolError(
+            code if code in rules.ERROR_CODES else "invalid",
+            rule if isinstance(rule, str) and rule in rules.RULES else "S4",
+            str(report.get("path", "$"))[:1024],
+            f"the browser refused a message from surface {instance_id!r}: "
+            f"{str(report.get('message', ''))[:1000]}",
+            refused_type="lineup.surface.v1.event",
+        )
+        with self._lock:
+            instance = self.surfaces.get(instance_id)
+            self._bus.history.add(
+                "to_client", "refused", {"instance_id": instance_id}, error.to_payload()
+            )
+            self._send(
+                "lineup.v1.error", error.to_payload(), to=instance.owner if instance else None
+            )
+        return error
+
+    # ---- in the notebook -----------------------------------------------------------
+
+    @property
+    def widget(self) -> Any:
+        """The host's anywidget (made on first use); displaying the host displays it."""
+        if self._widget is None:
+            from ._widget import HostWidget
+
+            self._widget = HostWidget(self, **self._view_config)
+        return self._widget
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.widget._repr_mimebundle_(**kwargs)
 
     def connect_agent(self, agent_id: str) -> Agent:
         """An in-kernel agent of this host: helpers instead of hand-written envelopes."""

@@ -74,6 +74,7 @@ ERROR_CODES: Final = {
     "duplicate_id": "a message with this id was already received from this sender",
     "integrity_mismatch": "the bundle does not hash to its declared integrity",
     "call_conflict": "a call_id was reused with a different request",
+    "rate_limited": "a surface sent events faster than the host takes them; the excess is dropped",
     "internal": "the host failed while handling a valid message",
 }
 

@@ -1,0 +1,249 @@
+// The anywidget view of a Host: one card per open surface, each a shell frame holding the
+// surface frame. The kernel holds the truth; a view can always be rebuilt from it (a page
+// reload, an unmounted cell, a second view of the same output).
+//
+// Kernel -> view, custom messages:  {kind: "snapshot", surfaces}  (answer to "sync")
+//                                   {kind: "state", instance_id, generation, revision, state}
+// View -> kernel:                   {kind: "sync"} | {kind: "event", instance_id, message}
+//                                   {kind: "close", instance_id} | {kind: "refused", ...}
+
+import { SANDBOX, shellDocument, surfaceDocument } from "./frames.js";
+import { SURFACE_NAMESPACE } from "./protocol.generated.js";
+import { RateLimit, SizeGuard, StateQueue } from "./state_queue.js";
+import { validateSurfaceMessage } from "./surface_message.js";
+
+/**
+ * @typedef {{ id: string, version?: string, name?: string | null }} AppInfo
+ * @typedef {{ instance_id: string, generation: number, revision: number, app: AppInfo,
+ *   html: string, css: string, js: string, state: object }} SurfaceSpec
+ * @typedef {{ min_height: number, max_height: number, events_per_second: number,
+ *   event_burst: number, sync_timeout_ms: number }} ViewConfig
+ * @typedef {{ spec: SurfaceSpec, card: HTMLElement, shell: HTMLIFrameElement,
+ *   source: Window | null, ready: boolean, size: SizeGuard, rate: RateLimit,
+ *   lastDropReport: number }} Entry
+ * @typedef {{ get(name: string): any, send(content: object): void,
+ *   on(name: string, callback: (...args: any[]) => void): void,
+ *   off(name: string, callback: (...args: any[]) => void): void }} Model
+ */
+
+/** @param {Model} model @returns {ViewConfig} */
+function configOf(model) {
+  return {
+    min_height: 40,
+    max_height: 800,
+    events_per_second: 50,
+    event_burst: 100,
+    sync_timeout_ms: 5000,
+    ...model.get("config"),
+  };
+}
+
+/**
+ * @param {string} tag
+ * @param {string} className
+ * @param {string} [text]
+ */
+function element(tag, className, text) {
+  const node = document.createElement(tag);
+  node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+// Host chrome only; what a surface shows is its own business inside its frame. Colours come
+// from JupyterLab's theme variables so light and dark both read well.
+const STYLE = `
+.lineup-host { display: flex; flex-direction: column; gap: 8px; font-family: var(--jp-ui-font-family, sans-serif); }
+.lineup-surface { border: 1px solid var(--jp-border-color2, #ddd); border-radius: 6px; overflow: hidden; background: var(--jp-layout-color0, #fff); }
+.lineup-header { display: flex; align-items: center; justify-content: space-between; padding: 2px 4px 2px 8px; font-size: 12px; color: var(--jp-ui-font-color2, #666); background: var(--jp-layout-color2, #f3f3f3); }
+.lineup-close { border: 0; background: transparent; font-size: 16px; line-height: 1; cursor: pointer; color: inherit; padding: 2px 6px; }
+.lineup-close:focus-visible { outline: 2px solid var(--jp-brand-color1, #1976d2); }
+.lineup-shell { display: block; width: 100%; border: 0; }
+.lineup-status { font-size: 12px; padding: 4px 8px; color: var(--jp-warn-color0, #a66); }
+`;
+
+/** @param {{ model: Model, el: HTMLElement, signal?: AbortSignal }} context */
+function render({ model, el, signal }) {
+  const config = configOf(model);
+  const style = document.createElement("style");
+  style.textContent = STYLE;
+  el.append(style);
+  const root = element("div", "lineup-host");
+  const status = element("div", "lineup-status");
+  status.hidden = true;
+  root.append(status);
+  el.append(root);
+
+  /** @type {Map<string, Entry>} */
+  const entries = new Map();
+  /** @type {Map<Window, Entry>} shell window -> entry: S4, the sender decides the instance */
+  const bySource = new Map();
+  let connected = false;
+  let frame = 0;
+
+  const queue = new StateQueue((instanceId, item) => {
+    const entry = entries.get(instanceId);
+    entry?.source?.postMessage(
+      { namespace: SURFACE_NAMESPACE, type: "state", revision: item.revision, state: item.state },
+      "*",
+    );
+  });
+  const schedule = () => {
+    frame ||= requestAnimationFrame(() => {
+      frame = 0;
+      queue.flush((id) => entries.get(id)?.ready ?? false);
+    });
+  };
+
+  /** @param {SurfaceSpec} spec */
+  function mount(spec) {
+    const card = element("div", "lineup-surface");
+    card.dataset.instanceId = spec.instance_id;
+    const header = element("div", "lineup-header");
+    const title = element("span", "lineup-title", spec.app.name || spec.app.id);
+    title.title = `${spec.app.id} ${spec.app.version ?? ""} · ${spec.instance_id}`;
+    const close = /** @type {HTMLButtonElement} */ (element("button", "lineup-close", "×"));
+    close.type = "button";
+    close.title = "Close this surface";
+    close.setAttribute("aria-label", `Close ${spec.app.name || spec.app.id}`);
+    close.addEventListener("click", () => {
+      if (connected) model.send({ kind: "close", instance_id: spec.instance_id });
+    });
+    header.append(title, close);
+    const shell = /** @type {HTMLIFrameElement} */ (element("iframe", "lineup-shell"));
+    shell.setAttribute("sandbox", SANDBOX);
+    shell.setAttribute("referrerpolicy", "no-referrer");
+    shell.setAttribute("title", `surface ${spec.instance_id}`);
+    shell.style.height = `${config.min_height}px`;
+    shell.srcdoc = shellDocument(surfaceDocument(spec));
+    card.append(header, shell);
+    root.append(card);
+    /** @type {Entry} */
+    const entry = {
+      spec,
+      card,
+      shell,
+      source: shell.contentWindow,
+      ready: false,
+      size: new SizeGuard(config.min_height, config.max_height),
+      rate: new RateLimit(config.events_per_second, config.event_burst),
+      lastDropReport: 0,
+    };
+    entries.set(spec.instance_id, entry);
+    if (entry.source) bySource.set(entry.source, entry);
+    return entry;
+  }
+
+  /** @param {Entry} entry */
+  function unmount(entry) {
+    entry.card.remove();
+    entries.delete(entry.spec.instance_id);
+    if (entry.source) bySource.delete(entry.source);
+    queue.reset(entry.spec.instance_id);
+  }
+
+  /** Make the cards match the kernel's list. @param {SurfaceSpec[]} surfaces */
+  function reconcile(surfaces) {
+    const wanted = new Set();
+    for (const spec of surfaces) {
+      wanted.add(spec.instance_id);
+      let entry = entries.get(spec.instance_id);
+      if (entry && entry.spec.generation !== spec.generation) {
+        unmount(entry); // U1, U5: a new bundle is a new frame, never a patched one
+        entry = undefined;
+      }
+      entry ??= mount(spec);
+      queue.push(spec.instance_id, { revision: spec.revision, state: spec.state });
+    }
+    for (const entry of [...entries.values()]) {
+      if (!wanted.has(entry.spec.instance_id)) unmount(entry);
+    }
+    schedule();
+  }
+
+  /** @param {Entry} entry @param {object} report */
+  const refuse = (entry, report) => {
+    if (connected) model.send({ kind: "refused", instance_id: entry.spec.instance_id, ...report });
+  };
+
+  /** @param {MessageEvent} event */
+  function onMessage(event) {
+    const entry = event.source ? bySource.get(/** @type {Window} */ (event.source)) : undefined;
+    if (!entry) return; // not one of our frames: not ours to read
+    const message = event.data;
+    if (message?.namespace !== SURFACE_NAMESPACE) {
+      refuse(entry, { code: "invalid", rule: "U7", path: "$.namespace", message: "not a surface message" });
+      return;
+    }
+    if (message.type === "ready") {
+      entry.ready = true;
+      schedule();
+    } else if (message.type === "resize") {
+      const height = entry.size.next(Number(message.height));
+      if (height !== null) entry.shell.style.height = `${height}px`;
+    } else if (!entry.rate.take()) {
+      const now = performance.now();
+      if (now - entry.lastDropReport > 1000) {
+        entry.lastDropReport = now;
+        refuse(entry, {
+          code: "rate_limited",
+          rule: "S4",
+          path: "$",
+          message: `more than ${config.events_per_second} events per second: the excess is dropped`,
+        });
+      }
+    } else {
+      const verdict = validateSurfaceMessage(message);
+      if (!verdict.ok) {
+        const { code, rule, path, message: text } = verdict;
+        refuse(entry, { code, rule, path, message: text });
+      } else if (connected) {
+        model.send({
+          kind: "event",
+          instance_id: entry.spec.instance_id,
+          message: { namespace: SURFACE_NAMESPACE, type: "event", event: verdict.event, data: verdict.data },
+        });
+      }
+    }
+  }
+
+  /** @param {any} content */
+  function onCustom(content) {
+    if (content?.kind === "snapshot") {
+      connected = true;
+      status.hidden = true;
+      reconcile(content.surfaces);
+    } else if (content?.kind === "state") {
+      const entry = entries.get(content.instance_id);
+      if (!entry || entry.spec.generation !== content.generation) return;
+      if (queue.push(content.instance_id, { revision: content.revision, state: content.state })) schedule();
+    }
+  }
+
+  const onSurfaces = () => reconcile(model.get("surfaces"));
+  model.on("msg:custom", onCustom);
+  model.on("change:surfaces", onSurfaces);
+  window.addEventListener("message", onMessage);
+  reconcile(model.get("surfaces"));
+  model.send({ kind: "sync" });
+  const timer = setTimeout(() => {
+    if (connected) return;
+    status.textContent = "Disconnected: showing the last saved state, read-only. Run the cell again to reconnect.";
+    status.hidden = false;
+  }, config.sync_timeout_ms);
+
+  const cleanup = () => {
+    clearTimeout(timer);
+    if (frame) cancelAnimationFrame(frame);
+    model.off("msg:custom", onCustom);
+    model.off("change:surfaces", onSurfaces);
+    window.removeEventListener("message", onMessage);
+    for (const entry of [...entries.values()]) unmount(entry);
+    style.remove();
+    root.remove();
+  };
+  signal?.addEventListener("abort", cleanup);
+  return cleanup;
+}
+
+export default { render };

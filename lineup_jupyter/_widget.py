@@ -1,0 +1,129 @@
+"""The Host's view in a notebook: an anywidget that mirrors the host's surfaces to the browser.
+
+The only module that imports anywidget, ipywidgets or traitlets. The kernel holds the truth:
+the synced ``surfaces`` trait carries every open surface (bundle and state as of its last
+open or close) so a reloaded page or a second view can rebuild itself; live state travels as
+custom messages, coalesced in the kernel so a burst of patches sends one message per surface
+per tick instead of tripping the server's rate limiter (measured: thousands of rapid messages
+were dropped, leaving a stale frame). Every state message carries the full state and its
+revision, so a surface never ends on a stale state even when messages are skipped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import pathlib
+from typing import TYPE_CHECKING, Any
+
+import anywidget
+import traitlets
+
+from ._surfaces import SurfaceChange, SurfaceInstance
+from .protocol import AppRef
+
+if TYPE_CHECKING:
+    from ._host import Host
+
+__all__ = ["HostWidget"]
+
+logger = logging.getLogger("lineup_jupyter")
+
+BUNDLE = pathlib.Path(__file__).parent / "static" / "lineup.js"
+_MISSING_BUNDLE = """
+export default { render({ el }) {
+  el.textContent = "[lineup] The front end is not built: run `pip install -e .` (or ./dev setup) "
+    + "in the lineup-jupyter checkout, then restart the kernel.";
+} };
+"""
+
+
+def _spec(instance: SurfaceInstance) -> dict[str, Any]:
+    app = instance.app
+    bundle = (
+        {"html": "", "css": "", "js": ""}
+        if isinstance(app, AppRef)
+        else {"html": app.html, "css": app.css, "js": app.js}
+    )
+    return {
+        "instance_id": instance.instance_id,
+        "generation": instance.generation,
+        "revision": instance.revision,
+        "app": {"id": app.id, "version": app.version, "name": getattr(app, "name", None)},
+        **bundle,
+        "state": instance._state,
+    }
+
+
+class HostWidget(anywidget.AnyWidget):
+    """What ``display(host)`` shows. Made by the host; one per host, any number of views."""
+
+    _esm = BUNDLE if BUNDLE.exists() else _MISSING_BUNDLE
+    surfaces = traitlets.List(trait=traitlets.Dict()).tag(sync=True)
+    config = traitlets.Dict().tag(sync=True)
+
+    def __init__(self, host: Host, **config: Any) -> None:
+        super().__init__()
+        if not BUNDLE.exists():
+            logger.warning("[lineup] %s is missing: the front end was not built", BUNDLE)
+        self._host = host
+        self._pending: dict[str, SurfaceInstance] = {}
+        self._flush_scheduled = False
+        self.config = config
+        self.surfaces = [_spec(s) for s in host.surfaces.values()]
+        host.watch_surfaces(self._on_change)
+        self.on_msg(self._on_message)
+
+    # ---- kernel -> browser ---------------------------------------------------------
+
+    def _on_change(self, change: SurfaceChange) -> None:
+        if change.kind == "patch":
+            self._pending[change.instance.instance_id] = change.instance
+            self._schedule_flush()
+        else:  # open, replace, close: the list of frames changes
+            self._pending.pop(change.instance.instance_id, None)
+            self.surfaces = [_spec(s) for s in self._host.surfaces.values()]
+
+    def _schedule_flush(self) -> None:
+        if self._flush_scheduled:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no event loop (a script, a test): send now
+            self._flush()
+            return
+        self._flush_scheduled = True
+        loop.call_soon(self._flush)  # after the cell's current burst of patches
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        pending, self._pending = self._pending, {}
+        for instance in pending.values():
+            self.send(
+                {
+                    "kind": "state",
+                    "instance_id": instance.instance_id,
+                    "generation": instance.generation,
+                    "revision": instance.revision,
+                    "state": instance._state,
+                }
+            )
+
+    # ---- browser -> kernel ---------------------------------------------------------
+
+    def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if not isinstance(content, dict):
+            return
+        kind = content.get("kind")
+        instance_id = content.get("instance_id")
+        if kind == "sync":
+            self._pending.clear()
+            self.send(
+                {"kind": "snapshot", "surfaces": [_spec(s) for s in self._host.surfaces.values()]}
+            )
+        elif kind == "event" and isinstance(instance_id, str):
+            self._host.surface_message(instance_id, content.get("message"))
+        elif kind == "close" and isinstance(instance_id, str):
+            self._host.user_close(instance_id)
+        elif kind == "refused" and isinstance(instance_id, str):
+            self._host.report_refused(instance_id, content)
