@@ -166,9 +166,28 @@ function render({ model, el, signal }) {
     if (connected) model.send({ kind: "refused", instance_id: entry.spec.instance_id, ...report });
   };
 
+  /**
+   * The entry whose shell window sent a message (S4: the sender decides the instance). A
+   * frame has a window only once the view is in the page, which may be after render.
+   * @param {MessageEventSource | null} source
+   */
+  function entryOf(source) {
+    if (!source) return undefined;
+    const known = bySource.get(/** @type {Window} */ (source));
+    if (known) return known;
+    for (const entry of entries.values()) {
+      if (entry.shell.contentWindow === source) {
+        entry.source = entry.shell.contentWindow;
+        bySource.set(entry.source, entry);
+        return entry;
+      }
+    }
+    return undefined;
+  }
+
   /** @param {MessageEvent} event */
   function onMessage(event) {
-    const entry = event.source ? bySource.get(/** @type {Window} */ (event.source)) : undefined;
+    const entry = entryOf(event.source);
     if (!entry) return; // not one of our frames: not ours to read
     const message = event.data;
     if (message?.namespace !== SURFACE_NAMESPACE) {
