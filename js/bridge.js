@@ -56,7 +56,18 @@ export function surfaceBridge(config) {
   window.addEventListener("message", (event) => {
     if (event.source !== parent) return;
     const message = event.data;
-    if (!message || message.namespace !== NS || message.type !== "state") return;
+    if (!message || message.namespace !== NS) return;
+    if (message.type === "theme") {
+      // The notebook's theme as CSS variables (--lineup-background, ...) and color-scheme.
+      const root = document.documentElement;
+      root.dataset.theme = message.mode === "dark" ? "dark" : "light";
+      root.style.colorScheme = root.dataset.theme;
+      for (const [name, value] of Object.entries(message.vars ?? {})) {
+        if (/^--lineup-[a-z-]+$/.test(name) && typeof value === "string") root.style.setProperty(name, value);
+      }
+      return;
+    }
+    if (message.type !== "state") return;
     state = message.state;
     for (const listener of listeners.slice()) {
       try {

@@ -26,6 +26,19 @@ import { validateSurfaceMessage } from "./surface_message.js";
  *   off(name: string, callback: (...args: any[]) => void): void }} Model
  */
 
+/** Variables a surface gets (as --lineup-NAME) from JupyterLab's theme. */
+const THEME_VARIABLES = [
+  ["--lineup-background", "--jp-layout-color0"],
+  ["--lineup-surface", "--jp-layout-color1"],
+  ["--lineup-text", "--jp-ui-font-color1"],
+  ["--lineup-muted", "--jp-ui-font-color2"],
+  ["--lineup-border", "--jp-border-color2"],
+  ["--lineup-accent", "--jp-brand-color1"],
+  ["--lineup-error", "--jp-error-color1"],
+  ["--lineup-font", "--jp-ui-font-family"],
+  ["--lineup-code-font", "--jp-code-font-family"],
+];
+
 /** @param {Model} model @returns {ViewConfig} */
 function configOf(model) {
   return {
@@ -161,6 +174,22 @@ function render({ model, el, signal }) {
     schedule();
   }
 
+  /** The notebook's theme, for surfaces to follow: light or dark, and a few colours. */
+  const theme = () => {
+    const styles = getComputedStyle(document.body);
+    /** @type {Record<string, string>} */
+    const vars = {};
+    for (const [name, source] of THEME_VARIABLES) vars[name] = styles.getPropertyValue(source).trim();
+    const light = document.body.dataset.jpThemeLight;
+    const mode = light === "false" ? "dark" : "light";
+    return { namespace: SURFACE_NAMESPACE, type: "theme", mode, vars };
+  };
+  const sendTheme = (/** @type {Entry} */ entry) => entry.source?.postMessage(theme(), "*");
+  const themeWatch = new MutationObserver(() => {
+    for (const entry of entries.values()) if (entry.ready) sendTheme(entry);
+  });
+  themeWatch.observe(document.body, { attributes: true, attributeFilter: ["data-jp-theme-light", "data-jp-theme-name"] });
+
   /** @param {Entry} entry @param {object} report */
   const refuse = (entry, report) => {
     if (connected) model.send({ kind: "refused", instance_id: entry.spec.instance_id, ...report });
@@ -196,6 +225,7 @@ function render({ model, el, signal }) {
     }
     if (message.type === "ready") {
       entry.ready = true;
+      sendTheme(entry);
       schedule();
     } else if (message.type === "resize") {
       const height = entry.size.next(Number(message.height));
@@ -253,6 +283,7 @@ function render({ model, el, signal }) {
 
   const cleanup = () => {
     clearTimeout(timer);
+    themeWatch.disconnect();
     if (frame) cancelAnimationFrame(frame);
     model.off("msg:custom", onCustom);
     model.off("change:surfaces", onSurfaces);
