@@ -67,6 +67,10 @@ export function surfaceBridge(config) {
       }
       return;
     }
+    if (message.type === "ping") {
+      post({ namespace: NS, type: "pong", n: message.n }); // the host checks we still answer
+      return;
+    }
     if (message.type !== "state") return;
     state = message.state;
     for (const listener of listeners.slice()) {

@@ -77,7 +77,7 @@ export const CLIENT_TO_AGENT = Object.freeze(["ui.event", "client.inventory", "a
 /** @type {ReadonlyArray<"ui." | "app.">} */
 export const EXTENSIBLE_FAMILIES = Object.freeze(["ui.", "app."]);
 
-/** @type {Readonly<Record<"invalid_json" | "too_large" | "invalid" | "unknown_type" | "unsupported" | "wrong_direction" | "wrong_conversation" | "unknown_instance" | "not_owner" | "duplicate_id" | "integrity_mismatch" | "call_conflict" | "rate_limited" | "internal", string>>} */
+/** @type {Readonly<Record<"invalid_json" | "too_large" | "invalid" | "unknown_type" | "unsupported" | "wrong_direction" | "wrong_conversation" | "unknown_instance" | "not_owner" | "duplicate_id" | "integrity_mismatch" | "call_conflict" | "rate_limited" | "unresponsive" | "internal", string>>} */
 export const ERROR_CODES = Object.freeze({
   "invalid_json": "the bytes are not a single I-JSON value (H2)",
   "too_large": "a size limit was exceeded",
@@ -92,6 +92,7 @@ export const ERROR_CODES = Object.freeze({
   "integrity_mismatch": "the bundle does not hash to its declared integrity",
   "call_conflict": "a call_id was reused with a different request",
   "rate_limited": "a surface sent events faster than the host takes them; the excess is dropped",
+  "unresponsive": "a surface stopped answering the host, and the user stopped it",
   "internal": "the host failed while handling a valid message",
 });
 

@@ -17,10 +17,11 @@ import { validateSurfaceMessage } from "./surface_message.js";
  * @typedef {{ instance_id: string, generation: number, revision: number, app: AppInfo,
  *   html: string, css: string, js: string, state: object }} SurfaceSpec
  * @typedef {{ min_height: number, max_height: number, events_per_second: number,
- *   event_burst: number, sync_timeout_ms: number }} ViewConfig
+ *   event_burst: number, sync_timeout_ms: number, ping_ms: number, stall_ms: number,
+ *   restart_ms: number }} ViewConfig
  * @typedef {{ spec: SurfaceSpec, card: HTMLElement, shell: HTMLIFrameElement,
  *   source: Window | null, ready: boolean, size: SizeGuard, rate: RateLimit,
- *   lastDropReport: number }} Entry
+ *   lastDropReport: number, pingSent: number, pongSeen: number, stalled: boolean }} Entry
  * @typedef {{ get(name: string): any, send(content: object): void,
  *   on(name: string, callback: (...args: any[]) => void): void,
  *   off(name: string, callback: (...args: any[]) => void): void }} Model
@@ -47,6 +48,9 @@ function configOf(model) {
     events_per_second: 50,
     event_burst: 100,
     sync_timeout_ms: 5000,
+    ping_ms: 2000,
+    stall_ms: 5000,
+    restart_ms: 1500,
     ...model.get("config"),
   };
 }
@@ -72,7 +76,8 @@ const STYLE = `
 .lineup-close { border: 0; background: transparent; font-size: 16px; line-height: 1; cursor: pointer; color: inherit; padding: 2px 6px; }
 .lineup-close:focus-visible { outline: 2px solid var(--jp-brand-color1, #1976d2); }
 .lineup-shell { display: block; width: 100%; border: 0; }
-.lineup-status { font-size: 12px; padding: 4px 8px; color: var(--jp-warn-color0, #a66); }
+.lineup-status, .lineup-stalled { font-size: 12px; padding: 4px 8px; color: var(--jp-warn-color0, #a66); }
+.lineup-stop { margin-left: 8px; }
 `;
 
 /** @param {{ model: Model, el: HTMLElement, signal?: AbortSignal }} context */
@@ -141,6 +146,9 @@ function render({ model, el, signal }) {
       size: new SizeGuard(config.min_height, config.max_height),
       rate: new RateLimit(config.events_per_second, config.event_burst),
       lastDropReport: 0,
+      pingSent: 0,
+      pongSeen: 0,
+      stalled: false,
     };
     entries.set(spec.instance_id, entry);
     if (entry.source) bySource.set(entry.source, entry);
@@ -155,6 +163,16 @@ function render({ model, el, signal }) {
     queue.reset(entry.spec.instance_id);
   }
 
+  /**
+   * Queue a state for a surface, keeping it as the newest known (a re-made frame needs it).
+   * @param {Entry} entry @param {number} revision @param {object} state
+   */
+  function remember(entry, revision, state) {
+    if (!queue.push(entry.spec.instance_id, { revision, state })) return false;
+    entry.spec = { ...entry.spec, revision, state };
+    return true;
+  }
+
   /** Make the cards match the kernel's list. @param {SurfaceSpec[]} surfaces */
   function reconcile(surfaces) {
     const wanted = new Set();
@@ -166,7 +184,7 @@ function render({ model, el, signal }) {
         entry = undefined;
       }
       entry ??= mount(spec);
-      queue.push(spec.instance_id, { revision: spec.revision, state: spec.state });
+      remember(entry, spec.revision, spec.state);
     }
     for (const entry of [...entries.values()]) {
       if (!wanted.has(entry.spec.instance_id)) unmount(entry);
@@ -189,6 +207,64 @@ function render({ model, el, signal }) {
     for (const entry of entries.values()) if (entry.ready) sendTheme(entry);
   });
   themeWatch.observe(document.body, { attributes: true, attributeFilter: ["data-jp-theme-light", "data-jp-theme-name"] });
+
+  // A surface stuck in an endless loop freezes every surface that shares its process
+  // (measured); the page itself stays responsive, so the host notices the silence and offers
+  // to stop it. Removing the frame is what frees the others.
+  const pinger = setInterval(() => {
+    const now = performance.now();
+    for (const entry of entries.values()) {
+      if (!entry.ready) continue;
+      if (!entry.stalled && entry.pingSent > entry.pongSeen && now - entry.pingSent > config.stall_ms) {
+        stall(entry);
+      }
+      if (entry.pongSeen >= entry.pingSent || entry.stalled) {
+        entry.pingSent = now;
+        entry.source?.postMessage({ namespace: SURFACE_NAMESPACE, type: "ping", n: now }, "*");
+      }
+    }
+  }, config.ping_ms);
+
+  /** @param {Entry} entry */
+  function stall(entry) {
+    entry.stalled = true;
+    const notice = element("div", "lineup-stalled");
+    notice.setAttribute("role", "alert");
+    notice.append(`This surface has not answered for ${Math.round(config.stall_ms / 1000)} s. `);
+    const stop = /** @type {HTMLButtonElement} */ (element("button", "lineup-stop", "Stop it"));
+    stop.type = "button";
+    stop.addEventListener("click", () => {
+      // Frames that share a stuck renderer process stay stuck until every one of them is
+      // gone (measured). So all silent frames go; the others come back as fresh frames with
+      // their latest state, and this one is closed.
+      const survivors = [...entries.values()].filter((other) => other.stalled && other !== entry);
+      for (const other of survivors) unmount(other);
+      entry.shell.remove();
+      // Give the browser a moment to drop the stuck process, or new frames join it.
+      setTimeout(() => {
+        for (const other of survivors) {
+          if (!entries.has(other.spec.instance_id)) remember(mount(other.spec), other.spec.revision, other.spec.state);
+        }
+        schedule();
+      }, config.restart_ms);
+      notice.textContent = "Stopped.";
+      refuse(entry, {
+        code: "unresponsive",
+        rule: "S4",
+        path: "$",
+        message: `no answer for ${Math.round(config.stall_ms / 1000)} s: the user stopped the surface`,
+      });
+      if (connected) model.send({ kind: "close", instance_id: entry.spec.instance_id });
+    });
+    notice.append(stop);
+    entry.card.insertBefore(notice, entry.shell);
+  }
+
+  /** @param {Entry} entry */
+  function recover(entry) {
+    entry.stalled = false;
+    entry.card.querySelector(".lineup-stalled")?.remove();
+  }
 
   /** @param {Entry} entry @param {object} report */
   const refuse = (entry, report) => {
@@ -227,6 +303,9 @@ function render({ model, el, signal }) {
       entry.ready = true;
       sendTheme(entry);
       schedule();
+    } else if (message.type === "pong") {
+      entry.pongSeen = performance.now();
+      if (entry.stalled) recover(entry);
     } else if (message.type === "resize") {
       const height = entry.size.next(Number(message.height));
       if (height !== null) entry.shell.style.height = `${height}px`;
@@ -265,7 +344,7 @@ function render({ model, el, signal }) {
     } else if (content?.kind === "state") {
       const entry = entries.get(content.instance_id);
       if (!entry || entry.spec.generation !== content.generation) return;
-      if (queue.push(content.instance_id, { revision: content.revision, state: content.state })) schedule();
+      if (remember(entry, content.revision, content.state)) schedule();
     }
   }
 
@@ -283,6 +362,7 @@ function render({ model, el, signal }) {
 
   const cleanup = () => {
     clearTimeout(timer);
+    clearInterval(pinger);
     themeWatch.disconnect();
     if (frame) cancelAnimationFrame(frame);
     model.off("msg:custom", onCustom);

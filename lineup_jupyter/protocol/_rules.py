@@ -75,6 +75,7 @@ ERROR_CODES: Final = {
     "integrity_mismatch": "the bundle does not hash to its declared integrity",
     "call_conflict": "a call_id was reused with a different request",
     "rate_limited": "a surface sent events faster than the host takes them; the excess is dropped",
+    "unresponsive": "a surface stopped answering the host, and the user stopped it",
     "internal": "the host failed while handling a valid message",
 }
 
