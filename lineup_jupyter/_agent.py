@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._errors import UsageError
 from .protocol import bundle_integrity, rules
+from .protocol._validate import readable_id
 
 if TYPE_CHECKING:
     from ._host import Host
@@ -43,9 +44,9 @@ class Agent:
     """An agent with id ``agent_id`` talking to ``host``. Made by ``host.connect_agent(id)``."""
 
     def __init__(self, host: Host, agent_id: str) -> None:
-        from ._host import _ID, new_id
+        from ._host import new_id
 
-        if not isinstance(agent_id, str) or not _ID.fullmatch(agent_id):
+        if readable_id(agent_id) is None:
             raise UsageError(f"[lineup] agent id {agent_id!r} must match {rules.ID_PATTERN} (M1)")
         self.id = agent_id
         self.host = host

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import reprlib
 import threading
 import uuid
@@ -35,7 +34,13 @@ from .protocol import (
     validate_surface_message,
 )
 from .protocol._json import dumps
-from .protocol._validate import DEFAULT_LIMITS, Limits, parse_envelope
+from .protocol._validate import (
+    DEFAULT_LIMITS,
+    Limits,
+    parse_envelope,
+    readable_id,
+    readable_type,
+)
 
 if TYPE_CHECKING:
     from ._agent import Agent
@@ -77,7 +82,7 @@ class Host:
         events_per_second: int = 50,
     ) -> None:
         for name, value in (("conversation_id", conversation_id), ("client_id", client_id)):
-            if not isinstance(value, str) or not _ID.fullmatch(value):
+            if readable_id(value) is None:
                 raise UsageError(f"[lineup] {name} {value!r} must match {rules.ID_PATTERN} (M1)")
         self.conversation_id = conversation_id
         self.client_id = client_id
@@ -249,16 +254,16 @@ class Host:
         """Record the refused message and send exactly one answer to its sender (H3)."""
         shown = _shown(raw)
         source = raw if isinstance(raw, dict) else shown  # ids are read even beside a NaN
-        error = error.with_refused(_valid_id(source.get("id")), _short_str(source.get("type")))
+        error = error.with_refused(readable_id(source.get("id")), readable_type(source.get("type")))
         self._bus.record_incoming(shown, error.to_payload())
         sender = source.get("sender")
         to = (
-            _valid_id(sender.get("id"))
+            readable_id(sender.get("id"))
             if isinstance(sender, dict) and sender.get("kind") == "agent"
             else None
         )
         payload = source.get("payload")
-        call_id = _valid_id(payload.get("call_id")) if isinstance(payload, dict) else None
+        call_id = readable_id(payload.get("call_id")) if isinstance(payload, dict) else None
         if (
             source.get("type") == "lineup.v1.app.call"
             and call_id is not None
@@ -432,17 +437,6 @@ class Host:
 
     def __repr__(self) -> str:
         return f"Host(conversation_id={self.conversation_id!r}, surfaces={list(self.surfaces)})"
-
-
-_ID = re.compile(rules.ID_PATTERN)
-
-
-def _valid_id(value: Any) -> str | None:
-    return value if isinstance(value, str) and _ID.fullmatch(value) else None
-
-
-def _short_str(value: Any) -> str | None:
-    return value if isinstance(value, str) and len(value) <= 128 else None
 
 
 def _fingerprint(envelope: AppCall) -> str:

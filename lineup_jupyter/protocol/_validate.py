@@ -22,7 +22,15 @@ from . import _rules as r
 from ._json import check_value, dumps, loads, member_path
 from ._models import ENVELOPE_CLASSES, Envelope, EnvelopeHeader, UiPatchPayload, _Envelope
 
-__all__ = ["ENVELOPE_ADAPTER", "Limits", "envelope_rule", "parse_envelope", "validate_envelope"]
+__all__ = [
+    "ENVELOPE_ADAPTER",
+    "Limits",
+    "envelope_rule",
+    "parse_envelope",
+    "readable_id",
+    "readable_type",
+    "validate_envelope",
+]
 
 ENVELOPE_ADAPTER: TypeAdapter[Envelope] = TypeAdapter(Envelope)
 _HEADER_ADAPTER = TypeAdapter(EnvelopeHeader)
@@ -96,10 +104,10 @@ def parse_envelope(value: Any, *, limits: Limits = DEFAULT_LIMITS) -> tuple[_Env
         envelope = model.__pydantic_validator__.validate_python(data, context=context)
     except ValidationError as exc:
         raise from_validation_error(exc, model, data).with_refused(
-            _str_or_none(data.get("id")), _type_or_none(kind)
+            readable_id(data.get("id")), readable_type(kind)
         ) from None
     except ProtocolError as exc:
-        raise exc.with_refused(_str_or_none(data.get("id")), _type_or_none(kind)) from None
+        raise exc.with_refused(readable_id(data.get("id")), readable_type(kind)) from None
     _check_direction(envelope)
     return envelope, text
 
@@ -306,11 +314,13 @@ def _shown(value: Any) -> str:
 _ID = re.compile(r.ID_PATTERN)
 
 
-def _str_or_none(value: Any) -> str | None:
+def readable_id(value: Any) -> str | None:
+    """``value`` if it is a valid id (H1), so a refusal may name it; else None."""
     return value if isinstance(value, str) and _ID.fullmatch(value) else None
 
 
-def _type_or_none(value: Any) -> str | None:
+def readable_type(value: Any) -> str | None:
+    """``value`` if it is a string short enough to quote back as a refused type; else None."""
     return value if isinstance(value, str) and len(value) <= 128 else None
 
 
