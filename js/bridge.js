@@ -107,6 +107,16 @@ export function surfaceBridge(config) {
   });
   Object.defineProperty(win, "LineUpSurface", { value: api, writable: false, configurable: false });
 
+  // Tell the host what the CSP blocked, so the agent's author can see why something failed.
+  document.addEventListener("securitypolicyviolation", (event) => {
+    post({
+      namespace: NS,
+      type: "csp",
+      directive: String(event.effectiveDirective).slice(0, 64),
+      blocked: String(event.blockedURI).slice(0, 200),
+    });
+  });
+
   const measure = () => {
     if (!manualSize) post({ namespace: NS, type: "resize", height: document.documentElement.scrollHeight });
   };

@@ -21,7 +21,8 @@ import { validateSurfaceMessage } from "./surface_message.js";
  *   restart_ms: number }} ViewConfig
  * @typedef {{ spec: SurfaceSpec, card: HTMLElement, shell: HTMLIFrameElement,
  *   source: Window | null, ready: boolean, size: SizeGuard, rate: RateLimit,
- *   lastDropReport: number, pingSent: number, pongSeen: number, stalled: boolean }} Entry
+ *   lastDropReport: number, lastCspReport: number, pingSent: number, pongSeen: number,
+ *   stalled: boolean }} Entry
  * @typedef {{ get(name: string): any, send(content: object): void,
  *   on(name: string, callback: (...args: any[]) => void): void,
  *   off(name: string, callback: (...args: any[]) => void): void }} Model
@@ -146,6 +147,7 @@ function render({ model, el, signal }) {
       size: new SizeGuard(config.min_height, config.max_height),
       rate: new RateLimit(config.events_per_second, config.event_burst),
       lastDropReport: 0,
+      lastCspReport: 0,
       pingSent: 0,
       pongSeen: 0,
       stalled: false,
@@ -306,6 +308,17 @@ function render({ model, el, signal }) {
     } else if (message.type === "pong") {
       entry.pongSeen = performance.now();
       if (entry.stalled) recover(entry);
+    } else if (message.type === "csp") {
+      const now = performance.now();
+      if (now - entry.lastCspReport > 1000) {
+        entry.lastCspReport = now; // at most one report a second: a loop of violations is one story
+        refuse(entry, {
+          code: "csp_violation",
+          rule: "S3",
+          path: "$",
+          message: `blocked by ${String(message.directive)}: ${String(message.blocked)}`,
+        });
+      }
     } else if (message.type === "resize") {
       const height = entry.size.next(Number(message.height));
       if (height !== null) entry.shell.style.height = `${height}px`;

@@ -76,6 +76,7 @@ ERROR_CODES: Final = {
     "call_conflict": "a call_id was reused with a different request",
     "rate_limited": "a surface sent events faster than the host takes them; the excess is dropped",
     "unresponsive": "a surface stopped answering the host, and the user stopped it",
+    "csp_violation": "the browser blocked something a surface tried (its CSP, S3)",
     "internal": "the host failed while handling a valid message",
 }
 
@@ -83,6 +84,8 @@ ERROR_CODES: Final = {
 # ../shared/spec/REQUIREMENTS.md; H-rules are this host's decisions (docs/protocol.md).
 RULES: Final = {
     "S2": "A surface runs only in a sandboxed iframe with allow-scripts and nothing more.",
+    "S3": "A surface's CSP forbids network, remote scripts and nested frames: default-src 'none'; "
+    "connect-src 'none'; img-src data: blob:; style-src 'unsafe-inline'; script-src 'unsafe-inline'.",
     "S4": "The host checks the source, namespace, instance, event name, JSON type and size of "
     "every message from a surface.",
     "S7": "A bundle that declares app.integrity must hash to exactly that value.",
