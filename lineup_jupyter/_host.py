@@ -401,8 +401,7 @@ class Host:
             code if code in rules.ERROR_CODES else "invalid",
             rule if isinstance(rule, str) and rule in rules.RULES else "S4",
             str(report.get("path", "$"))[:1024],
-            f"the browser refused a message from surface {instance_id!r}: "
-            f"{str(report.get('message', ''))[:1000]}",
+            f"in the browser, surface {instance_id!r}: {str(report.get('message', ''))[:1000]}",
             refused_type="lineup.surface.v1.event",
         )
         with self._lock:
