@@ -100,7 +100,7 @@ export const ERROR_CODES = Object.freeze({
 /** @type {Readonly<Record<"S2" | "S3" | "S4" | "S7" | "M1" | "M2" | "M3" | "U1" | "U2" | "U3" | "U4" | "U5" | "U7" | "U8" | "U9" | "U10" | "C3" | "C4" | "C7" | "C8" | "C9" | "C10" | "C11" | "C12" | "H1" | "H2" | "H3" | "H4" | "H5" | "H6" | "H7" | "H8" | "H9", string>>} */
 export const RULES = Object.freeze({
   "S2": "A surface runs only in a sandboxed iframe with allow-scripts and nothing more.",
-  "S3": "A surface's CSP forbids network, remote scripts and nested frames: default-src 'none'; connect-src 'none'; img-src data: blob:; style-src 'unsafe-inline'; script-src 'unsafe-inline'.",
+  "S3": "A surface's CSP forbids network, remote scripts and nested frames: at least default-src 'none'; connect-src 'none'; img-src data: blob:; style-src 'unsafe-inline'; script-src 'unsafe-inline'.",
   "S4": "The host checks the source, namespace, instance, event name, JSON type and size of every message from a surface.",
   "S7": "A bundle that declares app.integrity must hash to exactly that value.",
   "M1": "Every message is a lineup.v1 envelope: v, id, type, conversation_id, sender, payload.",

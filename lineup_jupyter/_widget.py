@@ -112,10 +112,8 @@ class HostWidget(anywidget.AnyWidget):
     # ---- browser -> kernel ---------------------------------------------------------
 
     def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        if not isinstance(content, dict):
-            return
-        kind = content.get("kind")
-        instance_id = content.get("instance_id")
+        kind = content.get("kind") if isinstance(content, dict) else None
+        instance_id = content.get("instance_id") if isinstance(content, dict) else None
         if kind == "sync":
             self._pending.clear()
             self.send(
@@ -127,3 +125,7 @@ class HostWidget(anywidget.AnyWidget):
             self._host.user_close(instance_id)
         elif kind == "refused" and isinstance(instance_id, str):
             self._host.report_refused(instance_id, content)
+        else:  # only a bug of ours (or a hand-made comm message) gets here
+            logger.warning(
+                "[lineup] the view sent a message the kernel does not understand: %.200r", content
+            )

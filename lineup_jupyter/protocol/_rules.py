@@ -84,8 +84,9 @@ ERROR_CODES: Final = {
 # ../shared/spec/REQUIREMENTS.md; H-rules are this host's decisions (docs/protocol.md).
 RULES: Final = {
     "S2": "A surface runs only in a sandboxed iframe with allow-scripts and nothing more.",
-    "S3": "A surface's CSP forbids network, remote scripts and nested frames: default-src 'none'; "
-    "connect-src 'none'; img-src data: blob:; style-src 'unsafe-inline'; script-src 'unsafe-inline'.",
+    "S3": "A surface's CSP forbids network, remote scripts and nested frames: at least "
+    "default-src 'none'; connect-src 'none'; img-src data: blob:; style-src 'unsafe-inline'; "
+    "script-src 'unsafe-inline'.",
     "S4": "The host checks the source, namespace, instance, event name, JSON type and size of "
     "every message from a surface.",
     "S7": "A bundle that declares app.integrity must hash to exactly that value.",
