@@ -132,9 +132,18 @@ export function surfaceBridge(config) {
  * The shell frame's script: holds the surface frame and relays messages by event.source, so
  * neither side can reach anything else. The shell's own CSP (frame-src 'none') is what stops
  * the surface from navigating itself (measured: 0 requests leave with it, 1 per try without).
- * @param {{ srcdoc: string, allow: string }} config
+ * @param {{ srcdoc: string, allow: string, namespace: string, perSecond: number }} config
  */
 export function shellRelay(config) {
+  // A flood is cut here, before it costs the notebook page anything: at most `perSecond`
+  // messages go up (bursts of twice that); the page hears once a second how many were dropped.
+  let tokens = 2 * config.perSecond;
+  let last = performance.now();
+  let dropped = 0;
+  setInterval(() => {
+    if (dropped) parent.postMessage({ namespace: config.namespace, type: "dropped", count: dropped }, "*");
+    dropped = 0;
+  }, 1000);
   const frame = document.createElement("iframe");
   frame.setAttribute("sandbox", "allow-scripts");
   frame.setAttribute("allow", config.allow);
@@ -144,6 +153,14 @@ export function shellRelay(config) {
   document.body.appendChild(frame);
   window.addEventListener("message", (event) => {
     if (event.source === frame.contentWindow) {
+      const now = performance.now();
+      tokens = Math.min(2 * config.perSecond, tokens + ((now - last) / 1000) * config.perSecond);
+      last = now;
+      if (tokens < 1) {
+        dropped += 1;
+        return;
+      }
+      tokens -= 1;
       parent.postMessage(event.data, "*");
     } else if (event.source === parent) {
       frame.contentWindow?.postMessage(event.data, "*");

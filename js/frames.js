@@ -36,6 +36,9 @@ export const SHELL_CSP = [
   "form-action 'none'",
 ].join("; ");
 
+/** Messages a shell passes up per second, all kinds together; a flood stops at the shell. */
+export const SHELL_MESSAGES_PER_SECOND = 200;
+
 /** Device abilities a surface never gets, whatever it asks (L1). */
 export const ALLOW = [
   "camera",
@@ -101,13 +104,14 @@ export function surfaceDocument(bundle) {
 /**
  * The shell frame's document: its CSP first, then the relay that creates the surface frame.
  * @param {string} surfaceSrcdoc
+ * @param {number} [perSecond] messages the shell passes up each second (events, sizes, pongs)
  */
-export function shellDocument(surfaceSrcdoc) {
+export function shellDocument(surfaceSrcdoc, perSecond = SHELL_MESSAGES_PER_SECOND) {
   return (
     `<meta http-equiv="Content-Security-Policy" content="${escapeAttribute(SHELL_CSP)}">` +
     `<meta charset="utf-8">` +
     `<style>html,body{margin:0;padding:0;height:100%;overflow:hidden;background:transparent}` +
     `iframe{border:0;width:100%;height:100%;display:block}</style>` +
-    `<body><script>${call(shellRelay, { srcdoc: surfaceSrcdoc, allow: ALLOW })}</script></body>`
+    `<body><script>${call(shellRelay, { srcdoc: surfaceSrcdoc, allow: ALLOW, namespace: SURFACE_NAMESPACE, perSecond })}</script></body>`
   );
 }

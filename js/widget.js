@@ -107,11 +107,22 @@ function render({ model, el, signal }) {
       "*",
     );
   });
+  // A state goes out at once when the surface has had none for a frame (no added latency),
+  // and otherwise waits for the next animation frame, taking only the newest (coalescing).
+  let lastFlush = -Infinity;
+  const flush = () => {
+    frame = 0;
+    lastFlush = performance.now();
+    queue.flush((id) => entries.get(id)?.ready ?? false);
+  };
   const schedule = () => {
-    frame ||= requestAnimationFrame(() => {
-      frame = 0;
-      queue.flush((id) => entries.get(id)?.ready ?? false);
-    });
+    if (frame) return;
+    if (performance.now() - lastFlush > 16) {
+      frame = -1; // a microtask is pending: later calls in this task join it
+      queueMicrotask(flush);
+    } else {
+      frame = requestAnimationFrame(flush);
+    }
   };
 
   /** @param {SurfaceSpec} spec */
@@ -134,7 +145,7 @@ function render({ model, el, signal }) {
     shell.setAttribute("referrerpolicy", "no-referrer");
     shell.setAttribute("title", `surface ${spec.instance_id}`);
     shell.style.height = `${config.min_height}px`;
-    shell.srcdoc = shellDocument(surfaceDocument(spec));
+    shell.srcdoc = shellDocument(surfaceDocument(spec), 2 * config.events_per_second + 20);
     card.append(header, shell);
     root.append(card);
     /** @type {Entry} */
@@ -308,6 +319,13 @@ function render({ model, el, signal }) {
     } else if (message.type === "pong") {
       entry.pongSeen = performance.now();
       if (entry.stalled) recover(entry);
+    } else if (message.type === "dropped") {
+      refuse(entry, {
+        code: "rate_limited",
+        rule: "S4",
+        path: "$",
+        message: `the surface sent too many messages: ${Number(message.count)} dropped in the last second`,
+      });
     } else if (message.type === "csp") {
       const now = performance.now();
       if (now - entry.lastCspReport > 1000) {
@@ -377,7 +395,7 @@ function render({ model, el, signal }) {
     clearTimeout(timer);
     clearInterval(pinger);
     themeWatch.disconnect();
-    if (frame) cancelAnimationFrame(frame);
+    if (frame > 0) cancelAnimationFrame(frame);
     model.off("msg:custom", onCustom);
     model.off("change:surfaces", onSurfaces);
     window.removeEventListener("message", onMessage);

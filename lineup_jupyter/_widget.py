@@ -69,6 +69,7 @@ class HostWidget(anywidget.AnyWidget):
         self._host = host
         self._pending: dict[str, SurfaceInstance] = {}
         self._flush_scheduled = False
+        self._list_changed = False
         self.config = config
         self.surfaces = [_spec(s) for s in host.surfaces.values()]
         host.watch_surfaces(self._on_change)
@@ -79,10 +80,10 @@ class HostWidget(anywidget.AnyWidget):
     def _on_change(self, change: SurfaceChange) -> None:
         if change.kind == "patch":
             self._pending[change.instance.instance_id] = change.instance
-            self._schedule_flush()
-        else:  # open, replace, close: the list of frames changes
+        else:  # open, replace, close: the list of frames changes (the list carries the state)
             self._pending.pop(change.instance.instance_id, None)
-            self.surfaces = [_spec(s) for s in self._host.surfaces.values()]
+            self._list_changed = True
+        self._schedule_flush()
 
     def _schedule_flush(self) -> None:
         if self._flush_scheduled:
@@ -97,6 +98,9 @@ class HostWidget(anywidget.AnyWidget):
 
     def _flush(self) -> None:
         self._flush_scheduled = False
+        if self._list_changed:  # once per tick, so opening n surfaces costs O(n), not O(n²)
+            self._list_changed = False
+            self.surfaces = [_spec(s) for s in self._host.surfaces.values()]
         pending, self._pending = self._pending, {}
         for instance in pending.values():
             self.send(
@@ -115,7 +119,7 @@ class HostWidget(anywidget.AnyWidget):
         kind = content.get("kind") if isinstance(content, dict) else None
         instance_id = content.get("instance_id") if isinstance(content, dict) else None
         if kind == "sync":
-            self._pending.clear()
+            self._flush()  # the view is told in order: list first, then any newer state
             self.send(
                 {"kind": "snapshot", "surfaces": [_spec(s) for s in self._host.surfaces.values()]}
             )
