@@ -93,6 +93,16 @@ function render({ model, el, signal }) {
   root.append(status);
   el.append(root);
 
+  // Without a kernel (a notebook reopened, a kernel that died) sending throws: the view then
+  // stays as it is, read-only, instead of breaking.
+  const send = (/** @type {object} */ content) => {
+    try {
+      model.send(content);
+    } catch (error) {
+      console.warn("[lineup] the kernel is not reachable:", error);
+    }
+  };
+
   /** @type {Map<string, Entry>} */
   const entries = new Map();
   /** @type {Map<Window, Entry>} shell window -> entry: S4, the sender decides the instance */
@@ -137,7 +147,7 @@ function render({ model, el, signal }) {
     close.title = "Close this surface";
     close.setAttribute("aria-label", `Close ${spec.app.name || spec.app.id}`);
     close.addEventListener("click", () => {
-      if (connected) model.send({ kind: "close", instance_id: spec.instance_id });
+      if (connected) send({ kind: "close", instance_id: spec.instance_id });
     });
     header.append(title, close);
     const shell = /** @type {HTMLIFrameElement} */ (element("iframe", "lineup-shell"));
@@ -267,7 +277,7 @@ function render({ model, el, signal }) {
         path: "$",
         message: `no answer for ${Math.round(config.stall_ms / 1000)} s: the user stopped the surface`,
       });
-      if (connected) model.send({ kind: "close", instance_id: entry.spec.instance_id });
+      if (connected) send({ kind: "close", instance_id: entry.spec.instance_id });
     });
     notice.append(stop);
     entry.card.insertBefore(notice, entry.shell);
@@ -281,7 +291,7 @@ function render({ model, el, signal }) {
 
   /** @param {Entry} entry @param {object} report */
   const refuse = (entry, report) => {
-    if (connected) model.send({ kind: "refused", instance_id: entry.spec.instance_id, ...report });
+    if (connected) send({ kind: "refused", instance_id: entry.spec.instance_id, ...report });
   };
 
   /**
@@ -357,7 +367,7 @@ function render({ model, el, signal }) {
         const { code, rule, path, message: text } = verdict;
         refuse(entry, { code, rule, path, message: text });
       } else if (connected) {
-        model.send({
+        send({
           kind: "event",
           instance_id: entry.spec.instance_id,
           message: { namespace: SURFACE_NAMESPACE, type: "event", event: verdict.event, data: verdict.data },
@@ -384,7 +394,7 @@ function render({ model, el, signal }) {
   model.on("change:surfaces", onSurfaces);
   window.addEventListener("message", onMessage);
   reconcile(model.get("surfaces"));
-  model.send({ kind: "sync" });
+  send({ kind: "sync" });
   const timer = setTimeout(() => {
     if (connected) return;
     status.textContent = "Disconnected: showing the last saved state, read-only. Run the cell again to reconnect.";
