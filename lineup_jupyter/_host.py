@@ -3,7 +3,8 @@
 ``Host.receive`` and ``Host.subscribe`` are the public contract. Bad agent input never raises
 into the caller: the host answers with exactly one refusal (a ``lineup.v1.error``, or an
 ``app.result`` for an ``app.call`` whose ``call_id`` it could read) and changes nothing.
-The host runs without a browser; the widget (a later layer) only watches it.
+The host runs without a browser; its widget (``host.widget``, shown by displaying the host)
+only watches it and relays what the browser says.
 """
 
 from __future__ import annotations
