@@ -100,7 +100,7 @@ sent = time.perf_counter() - start
 while not seen:
     await asyncio.sleep(0.01)
 print(json.dumps({"kernel_s": sent, "delivered_s": time.perf_counter() - start, **seen[0]}))
-_ = agent.close("burst")
+agent.close("burst")
 '''
 
 MANY = r"""
@@ -116,11 +116,11 @@ print(json.dumps({"open_s": time.perf_counter() - start}))
 
 CLOSE_MANY = r"""
 for i in range(COUNT):
-    _ = agent.close(f"many{COUNT}.{i}")
+    agent.close(f"many{COUNT}.{i}")
 """
 
 FLOOD = r"""
-_ = agent.open("flood", html="<p>flood</p>",
+agent.open("flood", html="<p>flood</p>",
            js="setInterval(() => { for (let i = 0; i < 10; i++) "
               "LineUpSurface.event('flood', {i}); }, 1)")
 """

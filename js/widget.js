@@ -103,6 +103,16 @@ function render({ model, el, signal }) {
     }
   };
 
+  // What the user did before the kernel answered the first sync (a click on a surface that
+  // just appeared) waits, in order, instead of being lost; a view that never connects keeps
+  // only the first few and stays read-only.
+  /** @type {object[]} */
+  const early = [];
+  const sendWhenConnected = (/** @type {object} */ content) => {
+    if (connected) send(content);
+    else if (early.length < 100) early.push(content);
+  };
+
   /** @type {Map<string, Entry>} */
   const entries = new Map();
   /** @type {Map<Window, Entry>} shell window -> entry: S4, the sender decides the instance */
@@ -147,7 +157,7 @@ function render({ model, el, signal }) {
     close.title = "Close this surface";
     close.setAttribute("aria-label", `Close ${spec.app.name || spec.app.id}`);
     close.addEventListener("click", () => {
-      if (connected) send({ kind: "close", instance_id: spec.instance_id });
+      sendWhenConnected({ kind: "close", instance_id: spec.instance_id });
     });
     header.append(title, close);
     const shell = /** @type {HTMLIFrameElement} */ (element("iframe", "lineup-shell"));
@@ -277,7 +287,7 @@ function render({ model, el, signal }) {
         path: "$",
         message: `no answer for ${Math.round(config.stall_ms / 1000)} s: the user stopped the surface`,
       });
-      if (connected) send({ kind: "close", instance_id: entry.spec.instance_id });
+      sendWhenConnected({ kind: "close", instance_id: entry.spec.instance_id });
     });
     notice.append(stop);
     entry.card.insertBefore(notice, entry.shell);
@@ -291,7 +301,7 @@ function render({ model, el, signal }) {
 
   /** @param {Entry} entry @param {object} report */
   const refuse = (entry, report) => {
-    if (connected) send({ kind: "refused", instance_id: entry.spec.instance_id, ...report });
+    sendWhenConnected({ kind: "refused", instance_id: entry.spec.instance_id, ...report });
   };
 
   /**
@@ -366,8 +376,8 @@ function render({ model, el, signal }) {
       if (!verdict.ok) {
         const { code, rule, path, message: text } = verdict;
         refuse(entry, { code, rule, path, message: text });
-      } else if (connected) {
-        send({
+      } else {
+        sendWhenConnected({
           kind: "event",
           instance_id: entry.spec.instance_id,
           message: { namespace: SURFACE_NAMESPACE, type: "event", event: verdict.event, data: verdict.data },
@@ -380,6 +390,7 @@ function render({ model, el, signal }) {
   function onCustom(content) {
     if (content?.kind === "snapshot") {
       connected = true;
+      for (const content of early.splice(0)) send(content);
       status.hidden = true;
       reconcile(content.surfaces);
     } else if (content?.kind === "state") {

@@ -93,7 +93,7 @@ class Agent:
         version: str = DEFAULT_APP_VERSION,
         name: str | None = None,
         integrity: bool | str = False,
-    ) -> str:
+    ) -> None:
         """Open (or replace, U1) a surface from an inline bundle.
 
         ``integrity=True`` computes and sends app.integrity (H4); a string is sent as given.
@@ -105,7 +105,7 @@ class Agent:
             app["integrity"] = bundle_integrity(html, css, js)
         elif isinstance(integrity, str):
             app["integrity"] = integrity
-        return self.send(
+        self.send(
             "ui.open",
             {"instance_id": instance_id, "app": app, "state": {} if state is None else state},
         )
@@ -118,26 +118,26 @@ class Agent:
         *,
         state: dict[str, Any] | None = None,
         version: str | None = None,
-    ) -> str:
+    ) -> None:
         """Open a surface of an installed app by its id alone (H5, C6)."""
         app: dict[str, Any] = {"id": app_id, "surface": surface}
         if version is not None:
             app["version"] = version
-        return self.send(
+        self.send(
             "ui.open",
             {"instance_id": instance_id, "app": app, "state": {} if state is None else state},
         )
 
-    def patch(self, instance_id: str, state: dict[str, Any], *, merge: bool = False) -> str:
+    def patch(self, instance_id: str, state: dict[str, Any], *, merge: bool = False) -> None:
         """Replace the surface's state (or merge into it, RFC 7396, with ``merge=True``)."""
         payload: dict[str, Any] = {"instance_id": instance_id, "state": state}
         if merge:
             payload["merge"] = True
-        return self.send("ui.patch", payload)
+        self.send("ui.patch", payload)
 
-    def close(self, instance_id: str, reason: str = "completed") -> str:
+    def close(self, instance_id: str, reason: str = "completed") -> None:
         """Close the surface (U10)."""
-        return self.send("ui.close", {"instance_id": instance_id, "reason": reason})
+        self.send("ui.close", {"instance_id": instance_id, "reason": reason})
 
     # ---- receiving ---------------------------------------------------------------
 

@@ -1,0 +1,146 @@
+"""Real-browser fixtures: one JupyterLab server and one Chromium per session, a page per test.
+
+Every test in this directory is marked ``browser`` and runs in the default suite, after the
+others. Without /usr/bin/chromium they skip, except in CI (``CI=true``), where they fail.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from collections.abc import Callable, Generator, Iterator, Sequence
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
+
+from .canary import Canary, CanaryServer
+from .jupyter import (
+    CHROMIUM_ARGS,
+    UI,
+    JupyterServer,
+    NotebookPage,
+    start_jupyter,
+    write_notebook,
+)
+
+CHROMIUM = Path("/usr/bin/chromium")
+HERE = Path(__file__).parent
+ARTIFACTS = Path(tempfile.gettempdir()) / "lineup-browser"
+PAGE_TIMEOUT_MS = 60_000
+
+expect.set_options(timeout=30_000)  # the CI machine has 2 cores
+
+OpenNotebook = Callable[..., NotebookPage]
+_REPORTS = pytest.StashKey[dict[str, pytest.TestReport]]()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark this directory's tests ``browser`` and run them last: quick failures come first."""
+    ours = [item for item in items if HERE in item.path.parents]
+    for item in ours:
+        item.add_marker(pytest.mark.browser)
+    items[:] = [item for item in items if HERE not in item.path.parents] + ours
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    item.stash.setdefault(_REPORTS, {})[report.when] = report
+    return report
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    if not CHROMIUM.exists():
+        message = f"{CHROMIUM} is missing: `./dev browser` installs it (apt-get install chromium)"
+        if os.environ.get("CI", "").lower() in ("true", "1"):
+            pytest.fail(f"{message}; browser tests never skip in CI", pytrace=False)
+        pytest.skip(message)
+    return str(CHROMIUM)
+
+
+@pytest.fixture(scope="session")
+def browser(chromium: str) -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=chromium, args=CHROMIUM_ARGS, headless=True
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="session")
+def jupyter(chromium: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterServer]:
+    server = start_jupyter(tmp_path_factory.mktemp("jupyter"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def context(browser: Browser) -> Iterator[BrowserContext]:
+    """One context for the session: its HTTP cache makes every JupyterLab load after the first
+    faster. Tests share nothing else through it (each opens its own notebook and kernel)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    context.set_default_timeout(PAGE_TIMEOUT_MS)
+    yield context
+    context.close()
+
+
+@pytest.fixture
+def page(
+    context: BrowserContext, jupyter: JupyterServer, request: pytest.FixtureRequest
+) -> Iterator[Page]:
+    """A fresh page. On failure: a screenshot, the console, the server log. Afterwards the
+    kernels started during the test are shut down."""
+    before = jupyter.session_ids()
+    page = context.new_page()
+    console: list[str] = []
+    page.on("console", lambda message: console.append(f"{message.type}: {message.text}"))
+    page.on("pageerror", lambda error: console.append(f"pageerror: {error}"))
+    yield page
+    reports = request.node.stash.get(_REPORTS, {})
+    if any(report.failed for report in reports.values()):
+        ARTIFACTS.mkdir(exist_ok=True)
+        shot = ARTIFACTS / (re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.nodeid) + ".png")
+        try:
+            page.screenshot(path=shot, full_page=True, timeout=10_000)
+            print(f"screenshot: {shot}")
+        except Exception as error:
+            print(f"no screenshot: {error}")
+        print("browser console:", *console[-50:], sep="\n  ")
+        print("jupyter log (tail):", jupyter.log_tail(), sep="\n")
+    page.close()
+    jupyter.shutdown_kernels(keep=before)
+
+
+@pytest.fixture
+def open_notebook(
+    page: Page, jupyter: JupyterServer, request: pytest.FixtureRequest
+) -> OpenNotebook:
+    """``open_notebook(cells, ui="lab"|"notebook", run=True)``: write a notebook with these code
+    cells into the server's root, open it in the page, wait for the kernel, run all cells."""
+    count = 0
+
+    def open_(cells: Sequence[str], *, ui: UI = "lab", run: bool = True) -> NotebookPage:
+        nonlocal count
+        count += 1
+        name = f"{re.sub(r'[^A-Za-z0-9_-]+', '-', request.node.name)}-{count}.ipynb"
+        write_notebook(jupyter.root, name, cells)
+        notebook = NotebookPage(page, jupyter, name, ui).open()
+        if run:
+            notebook.run_all()
+        return notebook
+
+    return open_
+
+
+@pytest.fixture
+def canary() -> Iterator[Canary]:
+    """A loopback HTTP server and UDP socket recording whatever reaches them."""
+    server = CanaryServer()
+    yield server.canary
+    server.stop()

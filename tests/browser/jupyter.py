@@ -1,0 +1,308 @@
+"""A throwaway JupyterLab server on 127.0.0.1, and a driver for one notebook in a browser page.
+
+Recipe: design/TESTING.md. The server runs from this venv (``sys.executable -m jupyter lab``)
+with its config, data, runtime and IPython dirs in a temp dir, no token, and the app exposed as
+``window.jupyterapp`` so tests wait on real conditions (kernel idle, cell executed) instead of
+sleeping. The same server serves JupyterLab (``/lab``) and Notebook 7 (``/notebooks``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import nbformat
+from playwright.sync_api import Page
+
+UI = Literal["lab", "notebook"]
+STARTUP_TIMEOUT_S = 90
+KERNEL_TIMEOUT_MS = 120_000
+ANNOUNCEMENTS = "jupyterlab.handlers.announcements"
+
+# The sandbox flags and the ones that stop Chromium reaching the internet (design/TESTING.md).
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@dataclass
+class JupyterServer:
+    url: str
+    root: Path
+    log: Path
+    process: subprocess.Popen[bytes]
+
+    def api(self, method: str, path: str) -> Any:
+        request = urllib.request.Request(self.url + path, method=method)
+        with urllib.request.urlopen(request, timeout=30) as response:
+            body = response.read()
+        return json.loads(body) if body else None
+
+    def session_ids(self) -> set[str]:
+        return {session["id"] for session in self.api("GET", "/api/sessions")}
+
+    def shutdown_kernels(self, keep: Collection[str] = ()) -> None:
+        """Delete every session (and so its kernel) but those in ``keep``."""
+        for session_id in self.session_ids() - set(keep):
+            self.api("DELETE", f"/api/sessions/{session_id}")
+
+    def log_tail(self, lines: int = 40) -> str:
+        return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            # The server shuts its kernels down on SIGTERM (they run in sessions of their own).
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(timeout=10)
+
+
+def start_jupyter(base: Path) -> JupyterServer:
+    dirs = {name: base / name for name in ("config", "data", "runtime", "ipython", "root")}
+    for path in dirs.values():
+        path.mkdir(parents=True, exist_ok=True)
+    labconfig = dirs["config"] / "labconfig"
+    labconfig.mkdir()
+    (labconfig / "page_config.json").write_text(
+        json.dumps({"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}})
+    )
+    # No news and no update checks: the server would fetch them from the internet.
+    (dirs["config"] / "jupyter_server_config.json").write_text(
+        json.dumps(
+            {
+                "LabApp": {
+                    "news_url": None,
+                    "check_for_updates_class": f"{ANNOUNCEMENTS}.NeverCheckForUpdate",
+                }
+            }
+        )
+    )
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(dirs["config"]),
+        "JUPYTER_DATA_DIR": str(dirs["data"]),
+        "JUPYTER_RUNTIME_DIR": str(dirs["runtime"]),
+        "IPYTHONDIR": str(dirs["ipython"]),
+        "JUPYTER_PLATFORM_DIRS": "1",
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
+    for attempt in range(3):  # a free port can be taken before the server binds it
+        port = free_port()
+        command = [
+            sys.executable, "-m", "jupyter", "lab", "--no-browser", "--allow-root",
+            "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+            "--IdentityProvider.token=", "--ServerApp.password=",
+            # Loopback test server only: lets teardown delete sessions over REST.
+            "--ServerApp.disable_check_xsrf=True",
+            f"--ServerApp.root_dir={dirs['root']}",
+            "--LabApp.expose_app_in_browser=True",
+            "--JupyterNotebookApp.expose_app_in_browser=True",
+        ]  # fmt: skip
+        log = base / f"jupyter-{attempt}.log"
+        with log.open("wb") as out:
+            process = subprocess.Popen(
+                command, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        server = JupyterServer(f"http://127.0.0.1:{port}", dirs["root"], log, process)
+        if _ready(server):
+            return server
+        if "already in use" not in server.log_tail():
+            break
+    raise RuntimeError(f"jupyter lab did not start:\n{server.log_tail()}")
+
+
+def _ready(server: JupyterServer) -> bool:
+    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    while server.process.poll() is None:
+        try:
+            server.api("GET", "/api/status")
+            return True
+        except OSError:
+            if time.monotonic() > deadline:
+                server.stop()
+                return False
+            time.sleep(0.2)
+    return False
+
+
+def write_notebook(root: Path, name: str, cells: Sequence[str]) -> Path:
+    notebook = nbformat.v4.new_notebook()
+    notebook.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3 (ipykernel)",
+        "language": "python",
+    }
+    notebook.cells = [nbformat.v4.new_code_cell(source) for source in cells]
+    path = root / name
+    nbformat.write(notebook, path)
+    return path
+
+
+# The notebook's panel found by its path, not "the current widget": an output view or another
+# tab may be current. Commands act on the current notebook, so `activate` makes it current.
+_PANEL = """
+const findPanel = (name) => {
+  for (const widget of window.jupyterapp?.shell?.widgets?.('main') ?? []) {
+    if (widget?.context?.path === name && widget.content?.model) return widget;
+  }
+  return null;
+};
+const activate = async (name) => {
+  const app = window.jupyterapp;
+  const panel = findPanel(name);
+  if (!panel) throw new Error(`notebook ${name} is not open`);
+  app.shell.activateById(panel.id);
+  for (let i = 0; app.shell.currentWidget !== panel; i++) {
+    if (i > 500) throw new Error(`notebook ${name} did not become the current widget`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return panel;
+};
+"""
+
+_KERNEL_IDLE = f"""(name) => {{ {_PANEL}
+  const kernel = findPanel(name)?.sessionContext?.session?.kernel;
+  return kernel?.status === 'idle' && kernel?.connectionStatus === 'connected';
+}}"""
+
+_RUN_ALL = f"""async (name) => {{ {_PANEL}
+  const panel = await activate(name);
+  await window.jupyterapp.commands.execute('notebook:run-all-cells');
+  return Array.from(panel.content.model.cells)
+    .flatMap((cell) => (cell.type === 'code' ? cell.outputs.toJSON() : []))
+    .filter((output) => output.output_type === 'error');
+}}"""
+
+# Appends a code cell, runs it (the promise settles when the reply and all output are in) and
+# returns its outputs as nbformat JSON.
+_RUN_CELL = f"""async ([name, code]) => {{ {_PANEL}
+  const notebook = (await activate(name)).content;
+  const index = notebook.model.cells.length;
+  notebook.model.sharedModel.insertCell(index, {{ cell_type: 'code', source: code }});
+  notebook.activeCellIndex = index;
+  await window.jupyterapp.commands.execute('notebook:run-cell');
+  return notebook.model.cells.get(index).outputs.toJSON();
+}}"""
+
+# Messages from the page to the kernel (widget messages, executes) share one ordered channel, and
+# `done` settles once the reply and the kernel's idle status are in: every message the page sent
+# before has been handled, and what the kernel sent back on IOPub has arrived.
+_ROUND_TRIP = f"""async (name) => {{ {_PANEL}
+  const kernel = findPanel(name).sessionContext.session.kernel;
+  await kernel.requestExecute({{ code: '', silent: false, store_history: false }}).done;
+}}"""
+
+_SELECT = f"""async ([name, index]) => {{ {_PANEL}
+  (await activate(name)).content.activeCellIndex = index;
+}}"""
+
+_COMMAND = f"""async ([name, command, args]) => {{ {_PANEL}
+  await activate(name);
+  return await window.jupyterapp.commands.execute(command, args);
+}}"""
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+class CellError(AssertionError):
+    """A cell run by a test raised in the kernel."""
+
+
+def output_text(outputs: list[dict[str, Any]]) -> str:
+    """stdout/stderr and text/plain results, joined; a kernel error raises CellError."""
+    parts: list[str] = []
+    for output in outputs:
+        kind = output.get("output_type")
+        if kind == "stream":
+            text = output.get("text", "")
+            parts.append("".join(text) if isinstance(text, list) else text)
+        elif kind in ("execute_result", "display_data"):
+            text = output.get("data", {}).get("text/plain", "")
+            parts.append("".join(text) if isinstance(text, list) else text)
+        elif kind == "error":
+            trace = _ANSI.sub("", "\n".join(output.get("traceback", [])))
+            raise CellError(f"{output.get('ename')}: {output.get('evalue')}\n{trace}")
+    return "".join(parts)
+
+
+class NotebookPage:
+    """One notebook open in a page, in JupyterLab or Notebook 7."""
+
+    def __init__(self, page: Page, server: JupyterServer, name: str, ui: UI) -> None:
+        self.page = page
+        self.server = server
+        self.name = name
+        self.ui = ui
+
+    @property
+    def url(self) -> str:
+        if self.ui == "lab":
+            # A workspace of its own: JupyterLab does not also restore earlier tests' notebooks.
+            workspace = re.sub(r"[^A-Za-z0-9_-]", "-", self.name)
+            return f"{self.server.url}/lab/workspaces/{workspace}/tree/{self.name}"
+        return f"{self.server.url}/notebooks/{self.name}"
+
+    def open(self) -> NotebookPage:
+        self.page.goto(self.url)
+        self.wait_for_kernel()
+        return self
+
+    def wait_for_kernel(self) -> None:
+        self.page.wait_for_function(_KERNEL_IDLE, arg=self.name, timeout=KERNEL_TIMEOUT_MS)
+
+    def run_all(self) -> None:
+        """Run every cell; returns when all have finished. A kernel error raises CellError."""
+        output_text(self.page.evaluate(_RUN_ALL, self.name))
+
+    def run_cell(self, code: str) -> str:
+        """Append a code cell, run it, return its text output (raises CellError on an error)."""
+        return output_text(self.page.evaluate(_RUN_CELL, [self.name, code]))
+
+    def round_trip(self) -> None:
+        """Wait until the kernel has handled everything the page sent it so far, and the page has
+        what the kernel sent back meanwhile (no notebook cell is added)."""
+        self.page.evaluate(_ROUND_TRIP, self.name)
+
+    def select_cell(self, index: int) -> None:
+        self.page.evaluate(_SELECT, [self.name, index])
+
+    def command(self, command: str, args: dict[str, Any] | None = None) -> Any:
+        """Run a JupyterLab command with this notebook current; return its result."""
+        return self.page.evaluate(_COMMAND, [self.name, command, args or {}])
+
+    def reload(self) -> None:
+        """Save, reload the page, wait until the kernel is reconnected. A marker left in the old
+        page proves the page really was replaced (a blocked unload would leave it)."""
+        self.command("docmanager:save")
+        self.page.evaluate("() => { window.__lineupBeforeReload = true; }")
+        self.page.reload()
+        self.page.wait_for_function("() => !window.__lineupBeforeReload")
+        self.wait_for_kernel()

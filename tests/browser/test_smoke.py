@@ -1,0 +1,95 @@
+"""The real-browser harness itself works: in JupyterLab and Notebook 7, a click inside a
+sandboxed frame of an inline anywidget reaches the kernel, and the kernel's answer reaches the
+page; the loopback canary sees what the browser sends it."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from .canary import Canary
+from .conftest import OpenNotebook
+from .jupyter import UI, CellError
+
+# A counter whose button lives in a sandboxed srcdoc frame, like a surface: click -> postMessage
+# -> widget view -> custom message -> kernel -> synced trait -> view.
+CLICKER = '''
+import anywidget, traitlets
+
+class Clicker(anywidget.AnyWidget):
+    _esm = """
+    export default { render({ model, el }) {
+      const frame = document.createElement("iframe");
+      frame.className = "smoke-frame";
+      frame.setAttribute("sandbox", "allow-scripts");
+      frame.srcdoc = "<button id=b>+1</button>"
+        + "<script>b.onclick = () => parent.postMessage('click', '*')</script>";
+      const count = document.createElement("span");
+      count.className = "smoke-count";
+      const show = () => { count.textContent = `count=${model.get("count")}`; };
+      const onMessage = (event) => {
+        if (event.source === frame.contentWindow) model.send({ kind: event.data });
+      };
+      window.addEventListener("message", onMessage);
+      model.on("change:count", show);
+      show();
+      el.append(frame, count);
+      return () => window.removeEventListener("message", onMessage);
+    } };
+    """
+    count = traitlets.Int(0).tag(sync=True)
+
+    def __init__(self):
+        super().__init__()
+        self.on_msg(lambda _w, content, _b: self._click(content))
+
+    def _click(self, content):
+        if content == {"kind": "click"}:
+            self.count += 1
+
+clicker = Clicker()
+clicker
+'''
+
+
+@pytest.mark.parametrize("ui", ["lab", "notebook"])
+def test_click_in_a_frame_reaches_the_kernel_and_back(open_notebook: OpenNotebook, ui: UI) -> None:
+    notebook = open_notebook([CLICKER], ui=ui)
+    page = notebook.page
+    expect(page.locator(".smoke-count")).to_have_text("count=0")
+    button = page.frame_locator("iframe.smoke-frame").locator("#b")
+    button.click()
+    expect(page.locator(".smoke-count")).to_have_text("count=1")
+    button.click()
+    expect(page.locator(".smoke-count")).to_have_text("count=2")
+    assert notebook.run_cell("print(clicker.count)") == "2\n"
+    notebook.run_cell("clicker.count = 40")
+    expect(page.locator(".smoke-count")).to_have_text("count=40")
+
+
+def test_run_cell_reports_kernel_errors(open_notebook: OpenNotebook) -> None:
+    notebook = open_notebook(["x = 1"])
+    assert notebook.run_cell("print(x + 1)") == "2\n"
+    assert notebook.run_cell("x") == "1"
+    with pytest.raises(CellError, match="ZeroDivisionError"):
+        notebook.run_cell("1 / 0")
+
+
+def test_canary_sees_http_and_udp_from_the_browser(page: Page, canary: Canary) -> None:
+    """The canary can fail: a request and a WebRTC datagram from a page both reach it."""
+    assert canary.total() == 0
+    page.goto(f"{canary.url}/hello?x=1")
+    expect(page.locator("body")).to_have_text("canary")
+    assert ("GET", "/hello?x=1") in [(r.method, r.path) for r in canary.requests]
+    assert canary.connections
+    # A STUN binding request to the canary's UDP port: what a surface with WebRTC could send.
+    page.evaluate(
+        """async (port) => {
+          const pc = new RTCPeerConnection({ iceServers: [{ urls: `stun:127.0.0.1:${port}` }] });
+          pc.createDataChannel("x");
+          await pc.setLocalDescription(await pc.createOffer());
+          window.__pc = pc;
+        }""",
+        canary.udp_port,
+    )
+    assert canary.wait_for(lambda: bool(canary.datagrams)), canary.summary()
