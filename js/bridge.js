@@ -34,6 +34,24 @@ export function surfaceBridge(config) {
   } catch {
     // already gone
   }
+  // A surface may not take the keyboard from the notebook: focus() moves focus only inside a
+  // surface that already has it (the user clicked or tabbed into it). Measured without this:
+  // a focus() on a timer, with no click, took every key typed into the notebook.
+  const focusOwn = (/** @type {any} */ proto, /** @type {string} */ name) => {
+    const original = proto[name];
+    if (typeof original !== "function") return;
+    Object.defineProperty(proto, name, {
+      value: function (/** @type {unknown[]} */ ...args) {
+        if (document.hasFocus()) return original.apply(this, args);
+      },
+      writable: false,
+      configurable: false,
+    });
+  };
+  focusOwn(HTMLElement.prototype, "focus");
+  focusOwn(SVGElement.prototype, "focus");
+  focusOwn(win, "focus");
+
   // A nested frame has fresh constructors (WebRTC again) and its own navigation: none may live.
   const NESTED = "iframe,frame,object,embed,portal,fencedframe";
   new MutationObserver((records) => {
@@ -144,6 +162,18 @@ export function shellRelay(config) {
     if (dropped) parent.postMessage({ namespace: config.namespace, type: "dropped", count: dropped }, "*");
     dropped = 0;
   }, 1000);
+  // The shell's own CSP is what blocks a surface navigating itself: report those blocks too.
+  document.addEventListener("securitypolicyviolation", (event) => {
+    parent.postMessage(
+      {
+        namespace: config.namespace,
+        type: "csp",
+        directive: String(event.effectiveDirective).slice(0, 64),
+        blocked: String(event.blockedURI).slice(0, 200),
+      },
+      "*",
+    );
+  });
   const frame = document.createElement("iframe");
   frame.setAttribute("sandbox", "allow-scripts");
   frame.setAttribute("allow", config.allow);

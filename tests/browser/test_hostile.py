@@ -110,7 +110,7 @@ SPECS: dict[str, Spec] = {
     "pm-to-sibling": Spec(rules="S4"),
     "nested-srcdoc-forge": Spec(rules="S4"),
     "template-breakout": Spec(accepted=None, rules="S3, U6 (H10 scriptSafe)"),
-    "focus-steal": Spec(wait=0, rules="residual risk (SECURITY-NOTES)"),
+    "focus-steal": Spec(wait=0, rules="L1, H10 (focus stays with the notebook)"),
     "extra-raw-bad-event-names": Spec(
         accepted=["a" * 64],
         refused={("invalid", "U9"), ("invalid", "H2")},
@@ -401,18 +401,12 @@ def check_kernel(bundle_id: str, spec: Spec, report: dict[str, Any]) -> None:
     )
 
 
-# Measured here (Chromium 156 headless): the surface's timer calls input.focus() without any
-# user activation and every key typed afterwards lands in the surface, none in the notebook.
-# SECURITY-NOTES: `inert`, parent focus listeners and the focus-without-user-activation policy
-# do not stop it; the decision is the project's, so the test stays strict and visible.
-RESIDUAL = {
-    "focus-steal": (
-        "residual risk, no browser mechanism stops it (design/SECURITY-NOTES.md): measured, "
-        "a surface's focus() on a 50 ms timer, with no click, took the keyboard from the "
-        "notebook's focused input: all 8 typed keys reached the surface's keydown handler, 0 "
-        "the notebook's input"
-    ),
-}
+# Measured without the bridge's focus guard (Chromium 156 headless): a surface's focus() on
+# a 50 ms timer, with no click, took every key typed into the notebook's focused input
+# (SECURITY-NOTES: `inert`, parent focus listeners and the focus-without-user-activation
+# policy do not stop it). The bridge lets focus() work only in a surface that already has
+# focus; focus-steal is now an ordinary test that the attack fails.
+RESIDUAL: dict[str, str] = {}
 # Measured here: a navigation the shell's CSP blocks, and a nested frame the bridge removes,
 # still make Chromium open a TCP connection to the target first. No request and no byte of
 # the surface's data is sent on it (the canary records none), but the target, port and timing

@@ -228,3 +228,27 @@ def test_frames_are_sandboxed_and_start_with_the_csp(open_notebook: OpenNotebook
         "js=\"try { eval('1'); r.textContent = 'ran' } catch (e) { r.textContent = e.name }\")"
     )
     expect(surface(page, "probe.01").locator("#r")).to_have_text("EvalError")
+
+
+FOCUS_FORM = """\
+agent.open(
+    "form",
+    html="<input id='name'><button id='go'>Next</button>",
+    js="document.querySelector('#go').onclick = () => {"
+    " const input = document.querySelector('#name'); input.focus();"
+    " LineUpSurface.event('focused', {ok: document.activeElement === input}); };",
+)
+"""
+
+
+def test_a_surface_the_user_clicked_may_move_its_own_focus(open_notebook: OpenNotebook) -> None:
+    """H10: the focus guard stops a surface taking the keyboard from the notebook, but a
+    surface the user is working in may still move focus between its own fields."""
+    notebook = open_notebook([SETUP, FOCUS_FORM])
+    notebook.round_trip()
+    surface(notebook.page, "form").locator("#go").click()
+    expect(surface(notebook.page, "form").locator("#name")).to_be_focused()
+    notebook.round_trip()
+    assert agent_events(notebook) == [
+        {"instance_id": "form", "event": "focused", "data": {"ok": True}}
+    ]
