@@ -252,3 +252,24 @@ def test_a_surface_the_user_clicked_may_move_its_own_focus(open_notebook: OpenNo
     assert agent_events(notebook) == [
         {"instance_id": "form", "event": "focused", "data": {"ok": True}}
     ]
+
+
+RESIZE = """\
+agent.open(
+    "sized",
+    html="<button id='small'>small</button><button id='huge'>huge</button>",
+    js="document.querySelector('#small').onclick = () => LineUpSurface.resize(300);"
+    " document.querySelector('#huge').onclick = () => LineUpSurface.resize(5000);",
+)
+"""
+
+
+def test_resize_is_applied_and_clamped(open_notebook: OpenNotebook) -> None:
+    """U6: resize(height) sets the frame's height, clamped to the host's maximum (H11)."""
+    notebook = open_notebook([SETUP, RESIZE])
+    notebook.round_trip()
+    shell = notebook.page.locator(shell_selector("sized"))
+    surface(notebook.page, "sized").locator("#small").click()
+    expect(shell).to_have_attribute("style", "height: 300px;")
+    surface(notebook.page, "sized").locator("#huge").click()
+    expect(shell).to_have_attribute("style", "height: 800px;")
