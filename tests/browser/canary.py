@@ -69,6 +69,10 @@ class _Server(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
+    # Close a connection that sends nothing for 1 s. Chromium opens a socket for a navigation
+    # that CSP then blocks and keeps it idle for a while; a later attempt would reuse it, and
+    # the canary would count nothing for that attempt.
+    timeout = 1.0
 
     def _record(self) -> None:
         self.server.canary.requests.append(

@@ -30,7 +30,6 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Dialog, Download, Page, Request, expect
 
-from . import canary as canary_module
 from .canary import Canary, CanaryServer
 from .hostile import (
     EXTRA_BUNDLES,
@@ -196,18 +195,9 @@ class Session:
         return snap
 
 
-class _IdleClosingHandler(canary_module._Handler):
-    """Closes a connection that sends nothing for 1 s. Chromium preconnects a socket for a
-    blocked navigation and keeps it idle for a while; without this, the next bundle's
-    preconnect would reuse it and the canary would count nothing for that bundle."""
-
-    timeout = 1.0
-
-
 @pytest.fixture(scope="module")
 def canary() -> Iterator[Canary]:
     server = CanaryServer()
-    server._http.RequestHandlerClass = _IdleClosingHandler
     yield server.canary
     server.stop()
 
