@@ -273,3 +273,16 @@ def test_resize_is_applied_and_clamped(open_notebook: OpenNotebook) -> None:
     expect(shell).to_have_attribute("style", "height: 300px;")
     surface(notebook.page, "sized").locator("#huge").click()
     expect(shell).to_have_attribute("style", "height: 800px;")
+
+
+def test_surfaces_follow_the_notebook_theme(open_notebook: OpenNotebook) -> None:
+    """H11: a surface gets light or dark and the theme's colours, and follows a switch."""
+    notebook = open_weather(open_notebook)
+    root = surface(notebook.page, WEATHER).locator("html")
+    expect(root).to_have_attribute("data-theme", "light")
+    notebook.command("apputils:change-theme", {"theme": "JupyterLab Dark"})
+    expect(root).to_have_attribute("data-theme", "dark")
+    background = root.evaluate("e => getComputedStyle(e).getPropertyValue('--lineup-background')")
+    assert background.strip()  # the theme's colour, not empty
+    notebook.command("apputils:change-theme", {"theme": "JupyterLab Light"})
+    expect(root).to_have_attribute("data-theme", "light")
