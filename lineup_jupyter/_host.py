@@ -314,11 +314,7 @@ class Host:
                 event, data = validate_surface_message(message)
             except ProtocolError as error:
                 error = error.with_refused(None, "lineup.surface.v1.event")
-                self._bus.history.add("to_client", "refused", _shown(message), error.to_payload())
-                self._send(
-                    "lineup.v1.error", error.to_payload(), to=instance.owner if instance else None
-                )
-                return error
+                return self._report_surface(instance_id, _shown(message), error)
             self._send(
                 "lineup.v1.ui.event",
                 {"instance_id": instance_id, "event": event, "data": data},
@@ -406,13 +402,15 @@ class Host:
             refused_type="lineup.surface.v1.event",
         )
         with self._lock:
-            instance = self.surfaces.get(instance_id)
-            self._bus.history.add(
-                "to_client", "refused", {"instance_id": instance_id}, error.to_payload()
-            )
-            self._send(
-                "lineup.v1.error", error.to_payload(), to=instance.owner if instance else None
-            )
+            return self._report_surface(instance_id, {"instance_id": instance_id}, error)
+
+    def _report_surface(
+        self, instance_id: str, shown: dict[str, Any], error: ProtocolError
+    ) -> ProtocolError:
+        """Record what a surface did wrong and tell the agent that owns it (or every agent)."""
+        instance = self.surfaces.get(instance_id)
+        self._bus.history.add("to_client", "refused", shown, error.to_payload())
+        self._send("lineup.v1.error", error.to_payload(), to=instance.owner if instance else None)
         return error
 
     # ---- in the notebook -----------------------------------------------------------

@@ -71,11 +71,15 @@ class HostWidget(anywidget.AnyWidget):
         self._flush_scheduled = False
         self._list_changed = False
         self.config = config
-        self.surfaces = [_spec(s) for s in host.surfaces.values()]
+        self.surfaces = self._specs()
         host.watch_surfaces(self._on_change)
         self.on_msg(self._on_message)
 
     # ---- kernel -> browser ---------------------------------------------------------
+
+    def _specs(self) -> list[dict[str, Any]]:
+        """Every open surface with its bundle and current state, as a view rebuilds from it."""
+        return [_spec(s) for s in self._host.surfaces.values()]
 
     def _on_change(self, change: SurfaceChange) -> None:
         if change.kind == "patch":
@@ -100,7 +104,7 @@ class HostWidget(anywidget.AnyWidget):
         self._flush_scheduled = False
         if self._list_changed:  # once per tick, so opening n surfaces costs O(n), not O(n²)
             self._list_changed = False
-            self.surfaces = [_spec(s) for s in self._host.surfaces.values()]
+            self.surfaces = self._specs()
         pending, self._pending = self._pending, {}
         for instance in pending.values():
             self.send(
@@ -120,9 +124,7 @@ class HostWidget(anywidget.AnyWidget):
         instance_id = content.get("instance_id") if isinstance(content, dict) else None
         if kind == "sync":
             self._flush()  # the view is told in order: list first, then any newer state
-            self.send(
-                {"kind": "snapshot", "surfaces": [_spec(s) for s in self._host.surfaces.values()]}
-            )
+            self.send({"kind": "snapshot", "surfaces": self._specs()})
         elif kind == "event" and isinstance(instance_id, str):
             self._host.surface_message(instance_id, content.get("message"))
         elif kind == "close" and isinstance(instance_id, str):

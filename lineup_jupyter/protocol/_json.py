@@ -90,12 +90,12 @@ def loads(data: str | bytes | bytearray | memoryview, *, max_bytes: int) -> Any:
         # Characters never exceed UTF-8 bytes, so only long texts need the exact count.
         if len(text) * 4 > max_bytes and len(text.encode("utf-8", "surrogatepass")) > max_bytes:
             raise _error("$", f"the message is longer than {max_bytes} bytes.", "too_large")
-        if not text.startswith("\ufeff"):
-            value = _fast_loads(text)
-            if value is not _SLOW:
-                return value
     if text.startswith("\ufeff"):  # one byte-order mark is tolerated (JSON.parse would not)
         text = text[1:]
+    if isinstance(data, str):  # bytes already had their fast try, before decoding
+        value = _fast_loads(text)
+        if value is not _SLOW:
+            return value
     return _strict_loads(text)
 
 
