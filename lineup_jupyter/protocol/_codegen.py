@@ -70,8 +70,13 @@ def _js_type(value: Any) -> str:
         return "string"
     if isinstance(value, tuple) and all(isinstance(item, str) for item in value):
         return f"ReadonlyArray<{' | '.join(json.dumps(item) for item in value)}>"
-    if isinstance(value, dict) and all(isinstance(v, str) for v in value.values()):
-        return f"Readonly<Record<{' | '.join(json.dumps(k) for k in value)}, string>>"
+    if isinstance(value, dict) and value:
+        keys = " | ".join(json.dumps(k) for k in value)
+        values = {
+            "ReadonlyArray<string>" if isinstance(v, tuple) else _js_type(v) for v in value.values()
+        }
+        if len(values) == 1:
+            return f"Readonly<Record<{keys}, {values.pop()}>>"
     raise TypeError(f"_codegen has no JSDoc type for a {type(value).__name__}")
 
 

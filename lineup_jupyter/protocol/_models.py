@@ -7,6 +7,7 @@ fields (host decision H1), so a typo such as ``instanceId`` is an error, not a s
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 from typing import Annotated, Any, Literal, Union, get_args
 
@@ -34,18 +35,33 @@ __all__ = [
     "AppResult",
     "AppResultPayload",
     "CapabilityEntry",
+    "ChoiceComponent",
+    "ChoiceOption",
     "ClientInventory",
+    "ComponentAnswer",
+    "ComponentAnswerPayload",
+    "ComponentRemove",
+    "ComponentRemovePayload",
+    "ComponentShow",
+    "ComponentSpec",
+    "ConfirmComponent",
     "Envelope",
     "EnvelopeHeader",
+    "ErrorComponent",
     "ErrorEnvelope",
     "ErrorPayload",
     "InlineApp",
+    "InputComponent",
     "InventoryApp",
     "InventoryPayload",
     "InventorySurface",
+    "MarkdownComponent",
     "Party",
+    "ProgressComponent",
     "ResultError",
     "StandardComponent",
+    "StatusComponent",
+    "TextComponent",
     "UiClose",
     "UiClosePayload",
     "UiEvent",
@@ -329,6 +345,208 @@ class ErrorPayload(WireModel):
     refused_type: Annotated[str, Field(max_length=128)] | None = _rule("H3", default=None)
 
 
+# ---- standard components (host decisions H12-H15) -----------------------------------------
+
+Prompt = Annotated[str, Field(min_length=1, max_length=r.MAX_PROMPT_LENGTH)]
+Label = Annotated[str, Field(min_length=1, max_length=r.MAX_LABEL_LENGTH)]
+Count = Annotated[int, Field(ge=0, le=r.MAX_INPUT_VALUE_LENGTH)]
+Number = Annotated[float, Field(allow_inf_nan=False)]
+
+
+class _Component(WireModel):
+    component_id: Id = _rule("H12")
+    version: ShortVersion | None = _rule("C4", default=None)
+
+
+class MarkdownComponent(_Component):
+    kind: Literal["markdown"] = _rule("H12")
+    markdown: Annotated[str, Field(max_length=r.MAX_COMPONENT_TEXT)] = _rule("H15")
+
+
+class TextComponent(_Component):
+    kind: Literal["text"] = _rule("H12")
+    text: Annotated[str, Field(max_length=r.MAX_COMPONENT_TEXT)] = _rule("H12")
+
+
+class StatusComponent(_Component):
+    kind: Literal["status"] = _rule("H12")
+    state: Literal[r.STATUS_STATES] = _rule("H12")  # type: ignore[valid-type]
+    label: Label = _rule("H12")
+
+
+class ProgressComponent(_Component):
+    """Determinate when ``value`` is given (0 <= value <= total), indeterminate without."""
+
+    kind: Literal["progress"] = _rule("H12")
+    label: Label | None = _rule("H12", default=None)
+    value: Annotated[Number, Field(ge=0)] | None = _rule("H12", default=None)
+    total: Annotated[Number, Field(gt=0)] = _rule("H12", default=1.0)
+
+    @model_validator(mode="after")
+    def _value_within_total(self) -> ProgressComponent:
+        if self.value is not None and self.value > self.total:
+            raise ValueError(f"H12 value: {self.value:g} is more than total {self.total:g}")
+        return self
+
+
+class ErrorComponent(_Component):
+    kind: Literal["error"] = _rule("H12")
+    code: Annotated[str, Field(min_length=1, max_length=64)] = _rule("H12")
+    message: Prompt = _rule("H12")
+
+
+class ChoiceOption(WireModel):
+    id: Id = _rule("H12")
+    label: Label = _rule("H12")
+
+
+class ChoiceComponent(_Component):
+    """One option (``multiple`` false), or between min_selected and max_selected of them."""
+
+    kind: Literal["choice"] = _rule("H12")
+    prompt: Prompt = _rule("H12")
+    options: Annotated[list[ChoiceOption], Field(min_length=1, max_length=r.MAX_CHOICE_OPTIONS)] = (
+        _rule("H12")
+    )
+    multiple: bool = _rule("H12", default=False)
+    min_selected: Count | None = _rule("H14", default=None)
+    max_selected: Count | None = _rule("H14", default=None)
+    submit_label: Label = _rule("H12", default="Submit")
+    cancel_label: Label = _rule("H12", default="Cancel")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ChoiceComponent:
+        ids = [option.id for option in self.options]
+        if len(set(ids)) != len(ids):
+            raise ValueError("H12 options: the option ids must be unique")
+        if not self.multiple and (self.min_selected, self.max_selected) != (None, None):
+            raise ValueError(
+                "H12 multiple: min_selected and max_selected apply only when multiple is true"
+            )
+        low, high = self.selection_range()
+        if low > high or low > len(ids):
+            raise ValueError(
+                f"H12 min_selected: no answer can select between {low} and {high} options"
+            )
+        return self
+
+    def selection_range(self) -> tuple[int, int]:
+        if not self.multiple:
+            return 1, 1
+        low = 0 if self.min_selected is None else self.min_selected
+        high = len(self.options) if self.max_selected is None else self.max_selected
+        return low, high
+
+
+class ConfirmComponent(_Component):
+    kind: Literal["confirm"] = _rule("H12")
+    prompt: Prompt = _rule("H12")
+    confirm_label: Label = _rule("H12", default="Confirm")
+    cancel_label: Label = _rule("H12", default="Cancel")
+
+
+class InputComponent(_Component):
+    """A text or number field with the constraints HTML forms know, checked again on answer."""
+
+    kind: Literal["input"] = _rule("H12")
+    prompt: Prompt = _rule("H12")
+    input_type: Literal["text", "number"] = _rule("H12", default="text")
+    placeholder: Label | None = _rule("H12", default=None)
+    default: Annotated[str, Field(max_length=r.MAX_INPUT_VALUE_LENGTH)] | Number | None = _rule(
+        "H12", default=None
+    )
+    required: bool = _rule("H14", default=False)
+    min_length: Count | None = _rule("H14", default=None)
+    max_length: Count | None = _rule("H14", default=None)
+    pattern: Annotated[str, Field(min_length=1, max_length=r.MAX_INPUT_PATTERN_LENGTH)] | None = (
+        _rule("H14", default=None)
+    )
+    min: Number | None = _rule("H14", default=None)
+    max: Number | None = _rule("H14", default=None)
+    submit_label: Label = _rule("H12", default="Submit")
+    cancel_label: Label = _rule("H12", default="Cancel")
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"H14 pattern is not a regular expression: {exc}") from None
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> InputComponent:
+        text_only = {"min_length": self.min_length, "max_length": self.max_length}
+        number_only = {"min": self.min, "max": self.max}
+        wrong: dict[str, object] = {**text_only, "pattern": self.pattern}
+        if self.input_type == "text":
+            wrong = {**number_only}
+        for name, value in wrong.items():
+            if value is not None:
+                raise ValueError(f"H12 {name}: does not apply to a {self.input_type} input")
+        bounds = {"min_length": (self.min_length, self.max_length), "min": (self.min, self.max)}
+        for name, (low, high) in bounds.items():
+            if low is not None and high is not None and low > high:
+                raise ValueError(f"H12 {name}: the lower bound {low} is above the upper one {high}")
+        return self
+
+
+def _component_kind(value: Any) -> str | None:
+    kind = value.get("kind") if isinstance(value, dict) else getattr(value, "kind", None)
+    # isinstance first: an unhashable kind (a list, an object) must be refused, not raise
+    return kind if isinstance(kind, str) and kind in r.COMPONENT_VERSIONS else None
+
+
+ComponentSpec = Annotated[
+    Union[
+        Annotated[MarkdownComponent, Tag("markdown")],
+        Annotated[TextComponent, Tag("text")],
+        Annotated[StatusComponent, Tag("status")],
+        Annotated[ProgressComponent, Tag("progress")],
+        Annotated[ErrorComponent, Tag("error")],
+        Annotated[ChoiceComponent, Tag("choice")],
+        Annotated[ConfirmComponent, Tag("confirm")],
+        Annotated[InputComponent, Tag("input")],
+    ],
+    Discriminator(
+        _component_kind,
+        custom_error_type="component_kind",
+        custom_error_message="H12 kind must be one of " + ", ".join(r.COMPONENT_VERSIONS),
+    ),
+]
+
+
+class ComponentRemovePayload(WireModel):
+    component_id: Id = _rule("H12")
+
+
+AnswerValue = Union[
+    Annotated[list[Id], Field(max_length=r.MAX_CHOICE_OPTIONS)],
+    bool,
+    Annotated[str, Field(max_length=r.MAX_INPUT_VALUE_LENGTH)],
+    Number,
+]
+
+
+class ComponentAnswerPayload(WireModel):
+    """The user's answer to a question: choice -> option ids, confirm -> bool, input -> value."""
+
+    component_id: Id = _rule("H14")
+    kind: Literal[r.QUESTION_KINDS] = _rule("H14")  # type: ignore[valid-type]
+    status: Literal["answered", "cancelled"] = _rule("H14")
+    value: AnswerValue | None = _rule("H14", default=None)
+
+    @model_validator(mode="after")
+    def _value_when_answered(self) -> ComponentAnswerPayload:
+        if (self.status == "answered") != (self.value is not None):
+            raise ValueError(
+                "H14 value: an answered question carries a value; a cancelled one does not"
+            )
+        return self
+
+
 # ---- envelopes: one class per type, one discriminated union ------------------------------
 
 
@@ -388,6 +606,21 @@ class ErrorEnvelope(_Envelope):
     payload: ErrorPayload = _rule("M1")
 
 
+class ComponentShow(_Envelope):
+    type: Literal["lineup.v1.component.show"] = _rule("M2")
+    payload: ComponentSpec = _rule("H12")
+
+
+class ComponentRemove(_Envelope):
+    type: Literal["lineup.v1.component.remove"] = _rule("M2")
+    payload: ComponentRemovePayload = _rule("H12")
+
+
+class ComponentAnswer(_Envelope):
+    type: Literal["lineup.v1.component.answer"] = _rule("M2")
+    payload: ComponentAnswerPayload = _rule("H14")
+
+
 Envelope = Annotated[
     Union[
         Annotated[UiOpen, Tag("lineup.v1.ui.open")],
@@ -399,6 +632,9 @@ Envelope = Annotated[
         Annotated[AppCall, Tag("lineup.v1.app.call")],
         Annotated[AppResult, Tag("lineup.v1.app.result")],
         Annotated[ErrorEnvelope, Tag("lineup.v1.error")],
+        Annotated[ComponentShow, Tag("lineup.v1.component.show")],
+        Annotated[ComponentRemove, Tag("lineup.v1.component.remove")],
+        Annotated[ComponentAnswer, Tag("lineup.v1.component.answer")],
     ],
     Discriminator(lambda value: _envelope_type(value)),
 ]
@@ -416,6 +652,9 @@ ENVELOPE_CLASSES: dict[str, type[_Envelope]] = {
         AppCall,
         AppResult,
         ErrorEnvelope,
+        ComponentShow,
+        ComponentRemove,
+        ComponentAnswer,
     )
 }
 

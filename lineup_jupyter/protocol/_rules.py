@@ -54,11 +54,61 @@ RISKS: Final = ("display_only", "user_confirmation", "system_permission", "restr
 STATUSES: Final = ("completed", "rejected", "cancelled", "expired", "unsupported", "failed")  # C11
 SENDER_KINDS: Final = ("agent", "client")  # H1
 
-# M2 and the host's own additions (H3): who may send what.
-AGENT_TO_CLIENT: Final = ("ui.open", "ui.patch", "ui.close", "app.call")
-CLIENT_TO_AGENT: Final = ("ui.event", "client.inventory", "app.list", "app.result", "error")
+# M2 and the host's own additions (H3, H12): who may send what.
+AGENT_TO_CLIENT: Final = (
+    "ui.open",
+    "ui.patch",
+    "ui.close",
+    "app.call",
+    "component.show",
+    "component.remove",
+)
+CLIENT_TO_AGENT: Final = (
+    "ui.event",
+    "client.inventory",
+    "app.list",
+    "app.result",
+    "error",
+    "component.answer",
+)
 # M3: families whose unknown members are answered `unsupported`, never executed.
-EXTENSIBLE_FAMILIES: Final = ("ui.", "app.")
+EXTENSIBLE_FAMILIES: Final = ("ui.", "app.", "component.")
+
+# L2, H12: the standard components this host draws itself, with their versions (C4).
+COMPONENT_VERSIONS: Final = {
+    "markdown": "1",
+    "text": "1",
+    "status": "1",
+    "progress": "1",
+    "error": "1",
+    "choice": "1",
+    "confirm": "1",
+    "input": "1",
+}
+QUESTION_KINDS: Final = ("choice", "confirm", "input")  # H14: answered exactly once
+STATUS_STATES: Final = ("idle", "working", "done", "failed", "warning")
+MAX_COMPONENT_TEXT: Final = 256 * 1024  # H12: characters of markdown or text
+MAX_CHOICE_OPTIONS: Final = 100
+MAX_LABEL_LENGTH: Final = 256
+MAX_PROMPT_LENGTH: Final = 4096
+MAX_INPUT_PATTERN_LENGTH: Final = 256
+MAX_INPUT_VALUE_LENGTH: Final = 16 * 1024
+
+# H15: what sanitized Markdown may contain, in the kernel (nh3) and again in the browser.
+MARKDOWN_TAGS: Final = (
+    "a", "blockquote", "br", "code", "em", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "img",
+    "li", "ol", "p", "pre", "s", "strong", "table", "tbody", "td", "th", "thead", "tr", "ul",
+)  # fmt: skip
+MARKDOWN_ATTRIBUTES: Final = {
+    "a": ("href", "title", "rel", "target"),
+    "img": ("src", "alt", "title"),
+    "ol": ("start",),
+}
+MARKDOWN_LINK_SCHEMES: Final = ("http", "https", "mailto")
+MARKDOWN_LINK_REL: Final = "noopener noreferrer nofollow"
+# Images in agent text load only from data: URLs of these types: a remote image would tell
+# the agent's author when and where the text is read (a tracking pixel).
+MARKDOWN_IMAGE_PATTERN: Final = r"^data:image/(png|gif|jpeg|webp);base64,[A-Za-z0-9+/=]*$"
 
 # Error codes of the `lineup.v1.error` payload (H3). Stable: agents may branch on them.
 ERROR_CODES: Final = {
@@ -77,6 +127,8 @@ ERROR_CODES: Final = {
     "rate_limited": "a surface sent events faster than the host takes them; the excess is dropped",
     "unresponsive": "a surface stopped answering the host, and the user stopped it",
     "csp_violation": "the browser blocked something a surface tried (its CSP, S3)",
+    "unknown_component": "no standard component with that id is shown",
+    "component_conflict": "the component id is taken by another kind, or the question was asked",
     "internal": "the host failed while handling a valid message",
 }
 
@@ -93,7 +145,8 @@ RULES: Final = {
     "M1": "Every message is a lineup.v1 envelope: v, id, type, conversation_id, sender, payload.",
     "M2": "The type is one of the lineup.v1 message types and travels in its own direction: "
     "ui.open, ui.patch, ui.close and app.call go from agent to client; ui.event, "
-    "client.inventory, app.list and app.result from client to agent.",
+    "client.inventory, app.list and app.result from client to agent (this host adds "
+    "component.show and component.remove to the client, component.answer to the agent: H12).",
     "M3": "An unknown ui.* or app.* type is answered 'unsupported' and never executed.",
     "U1": "instance_id matches [A-Za-z0-9._:-]{1,128} and is unique in its conversation; "
     "ui.open with an existing id replaces that instance.",
@@ -123,6 +176,20 @@ RULES: Final = {
     "C11": "app.result status is one of completed, rejected, cancelled, expired, "
     "unsupported, failed.",
     "C12": "The same call_id is idempotent: it gets the same result, and is never executed twice.",
+    # The capability broker's rules (docs/capabilities.md; host decisions H20-H25).
+    "C13": "Calls and authorization decisions are audited.",
+    "H20": "A call whose expires_at has passed is answered 'expired' and never run: on arrival "
+    "without a prompt, and while it waits, by a timer in the kernel.",
+    "H21": "app.open_url, clipboard.write and device.pick_file run in the browser inside the "
+    "user's Allow click, and the kernel checks what the browser reports; like the "
+    "system_permission and restricted tiers they are never pre-allowed or remembered.",
+    "H22": "A call_id repeated while its call waits is answered with that call's result when "
+    "it ends, once per app.call received; the user is asked once.",
+    "H23": "A restricted capability is allowed only after the user types its name in the prompt.",
+    "H24": "A handler that raises fails the call; the agent reads only the exception's type, "
+    "unless the handler raised CapabilityError with a message written for it.",
+    "H25": "artifact.save writes a new file under the artifacts folder: a relative path of "
+    "plain names, no '..', no symlinks followed, never over an existing file.",
     "H1": "Envelope fields are exactly v (1), id, type, conversation_id, sender {kind, id}, "
     "payload, and optionally target {kind, id} and ts (RFC 3339); unknown fields are refused.",
     "H2": "A message is UTF-8 I-JSON (RFC 7493): no duplicate keys, no NaN or Infinity, no "
@@ -137,4 +204,14 @@ RULES: Final = {
     "H7": "A surface's state is at most 256 KiB by default.",
     "H8": "Only the agent that opened an instance may patch, close or replace it.",
     "H9": "A message id is not reused by its sender; a repeat is refused, not applied twice.",
+    "H12": "A standard component is shown by lineup.v1.component.show {component_id, kind, "
+    "...} and removed by component.remove {component_id}; kind is one of markdown, text, "
+    "status, progress, error, choice, confirm, input.",
+    "H13": "component.show with a shown component_id updates that component in place; only "
+    "the agent that showed it may, only with the same kind, and a question (choice, confirm, "
+    "input) is never asked twice under one id.",
+    "H14": "A question gets exactly one component.answer: 'answered' with a value that meets "
+    "its constraints, or 'cancelled'.",
+    "H15": "Markdown is rendered by the host (CommonMark, no raw HTML, tables, strikethrough) "
+    "and sanitized to an allowlist: links only http, https or mailto, images only data: URLs.",
 }

@@ -20,7 +20,16 @@ from pydantic_core import ErrorDetails, from_json
 from .._errors import ProtocolError
 from . import _rules as r
 from ._json import check_value, dumps, loads, member_path
-from ._models import ENVELOPE_CLASSES, Envelope, EnvelopeHeader, UiPatchPayload, _Envelope
+from ._models import (
+    ENVELOPE_CLASSES,
+    ComponentAnswer,
+    ComponentAnswerPayload,
+    ComponentShow,
+    Envelope,
+    EnvelopeHeader,
+    UiPatchPayload,
+    _Envelope,
+)
 
 __all__ = [
     "ENVELOPE_ADAPTER",
@@ -161,6 +170,12 @@ def from_validation_error(
             (e for e in errors if e["type"] == "extra_forbidden" and e["loc"][:-1] == parent), error
         )
     loc = _strip_tags(error["loc"], model)
+    if error["type"] == "component_kind":  # the tag itself is wrong: say where it is
+        loc = (*loc, "kind")
+    elif error["type"] == "value_error":  # "H12 value: ..." from a model validator names a field
+        named = _NAMED_FIELD.match(str(error.get("ctx", {}).get("error", "")))
+        if named:
+            loc = (*loc, named.group(2))
     path = member_path(loc)
     rule, message = _explain(error, loc, model)
     more = len(errors) - 1
@@ -181,8 +196,16 @@ def _explain(
     field = loc[-1] if loc else None
     rule = envelope_rule(model, loc) if model is not None else _header_rule(loc)
     where = member_path(loc)
+    if kind == "component_kind":
+        got = error["input"].get("kind") if isinstance(error["input"], dict) else None
+        said = "missing" if got is None else _shown(got)
+        return rule, (
+            f"{where} is {said}; expected one of {', '.join(r.COMPONENT_VERSIONS)}. "
+            + r.RULES[rule]
+        )
     if kind == "value_error":
         text = str(error.get("ctx", {}).get("error", error["msg"]))
+        text = _NAMED_FIELD.sub(r"\1 \2: ", text)
         head, _, rest = text.partition(" ")
         if head in r.RULES:  # a validator that names its own rule: "U9 the event data is ..."
             rule, text = head, rest
@@ -279,8 +302,25 @@ def _strip_tags(loc: tuple[str | int, ...], model: type[BaseModel] | None) -> tu
             continue
         if part in ("inline", "ref") and kept[-1:] == ["app"]:
             continue
+        if (
+            part in r.COMPONENT_VERSIONS
+            and kept == ["payload"]
+            and model is ComponentShow
+            and loc[index - 1] == "payload"  # the tag, not a field named like it ("text")
+        ):
+            continue
+        if isinstance(part, str) and _in_answer_value(kept, model):  # a union member's label
+            continue
         kept.append(part)
     return tuple(kept)
+
+
+def _in_answer_value(kept: list[str | int], model: type[BaseModel] | None) -> bool:
+    """Just inside component.answer's value, where pydantic names the union member that
+    failed ("list[constrained-str]"), which is no part of the message's JSON path."""
+    return (model is ComponentAnswer and kept == ["payload", "value"]) or (
+        model is ComponentAnswerPayload and kept == ["value"]
+    )
 
 
 def _tag_of(model: type[BaseModel]) -> str | None:
@@ -312,6 +352,7 @@ def _shown(value: Any) -> str:
 
 
 _ID = re.compile(r.ID_PATTERN)
+_NAMED_FIELD = re.compile(r"^([A-Z][0-9]{1,2}) ([a-z_]+): ")
 
 
 def readable_id(value: Any) -> str | None:

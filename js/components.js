@@ -1,0 +1,373 @@
+// The standard components (L2, H12-H15), drawn by the host itself in the notebook page: no
+// frame, so nothing an agent sent may become markup here except Markdown the kernel already
+// rendered and sanitized (nh3), which this module checks again against the same allowlist
+// before inserting it (S6). Every other string goes in as text.
+//
+// Kernel -> view: the synced `components` list (each {component_id, kind, ...fields, html?,
+// answer?}), and {kind: "answer_refused", component_id, message} when an answer was refused.
+// View -> kernel: {kind: "answer", component_id, status: "answered" | "cancelled", value?}.
+
+import {
+  MARKDOWN_ATTRIBUTES,
+  MARKDOWN_IMAGE_PATTERN,
+  MARKDOWN_LINK_REL,
+  MARKDOWN_LINK_SCHEMES,
+  MARKDOWN_TAGS,
+} from "./protocol.generated.js";
+
+/**
+ * @typedef {{ component_id: string, kind: string, [field: string]: any }} ComponentView
+ * @typedef {{ get(name: string): any, on(name: string, callback: (...args: any[]) => void): void,
+ *   off(name: string, callback: (...args: any[]) => void): void }} ComponentModel
+ * @typedef {{ key: string, node: HTMLElement }} Drawn
+ */
+
+export const COMPONENT_STYLE = `
+.lineup-components { display: flex; flex-direction: column; gap: 6px; }
+.lineup-component { border: 1px solid var(--jp-border-color2, #ddd); border-radius: 6px; padding: 6px 10px; color: var(--jp-content-font-color1, #222); background: var(--jp-layout-color0, #fff); font-size: var(--jp-content-font-size1, 14px); overflow-wrap: anywhere; }
+.lineup-markdown, .lineup-text { max-height: 480px; overflow: auto; }
+.lineup-markdown pre { overflow-x: auto; background: var(--jp-layout-color2, #f3f3f3); padding: 6px; }
+.lineup-markdown table { border-collapse: collapse; display: block; overflow-x: auto; }
+.lineup-markdown th, .lineup-markdown td { border: 1px solid var(--jp-border-color2, #ddd); padding: 2px 6px; }
+.lineup-markdown img { max-width: 100%; }
+.lineup-markdown a { color: var(--jp-content-link-color, #1976d2); }
+.lineup-text { white-space: pre-wrap; margin: 0; font-family: inherit; }
+.lineup-state { display: inline-block; width: 8px; height: 8px; border-radius: 50%; margin-right: 8px; background: var(--jp-ui-font-color2, #888); }
+.lineup-kind-status[data-state="working"] .lineup-state { background: var(--jp-brand-color1, #1976d2); }
+.lineup-kind-status[data-state="done"] .lineup-state { background: var(--jp-success-color1, #388e3c); }
+.lineup-kind-status[data-state="failed"] .lineup-state { background: var(--jp-error-color1, #d32f2f); }
+.lineup-kind-status[data-state="warning"] .lineup-state { background: var(--jp-warn-color1, #f57c00); }
+.lineup-progress-bar { width: 100%; }
+.lineup-kind-error { border-color: var(--jp-error-color1, #d32f2f); color: var(--jp-error-color1, #d32f2f); }
+.lineup-question fieldset { border: 0; margin: 0; padding: 0; min-width: 0; }
+.lineup-question legend, .lineup-prompt { padding: 0; margin-bottom: 4px; white-space: pre-wrap; }
+.lineup-option { display: block; margin: 2px 0; }
+.lineup-actions { display: flex; gap: 8px; margin-top: 6px; }
+.lineup-actions button { cursor: pointer; }
+.lineup-question input[type="text"], .lineup-question input[type="number"] { width: 100%; max-width: 480px; box-sizing: border-box; }
+.lineup-problem { color: var(--jp-error-color1, #d32f2f); font-size: 12px; min-height: 1em; }
+.lineup-outcome { font-size: 12px; color: var(--jp-ui-font-color2, #666); }
+`;
+
+/** @type {Set<string>} */
+const TAGS = new Set(MARKDOWN_TAGS);
+/** @type {Record<string, ReadonlyArray<string>>} */
+const ATTRIBUTES = MARKDOWN_ATTRIBUTES;
+const LINK_SCHEMES = new Set(MARKDOWN_LINK_SCHEMES.map((scheme) => `${scheme}:`));
+
+/**
+ * Sanitized HTML from the kernel as nodes, checked again against the allowlist (H15): any
+ * element outside it is dropped with its content, any attribute outside it removed, any link
+ * or image URL outside its schemes removed. The HTML is parsed in an inert <template>, so
+ * nothing in it loads or runs before it has passed.
+ * @param {string} html
+ * @returns {DocumentFragment}
+ */
+export function checkedFragment(html) {
+  const template = document.createElement("template");
+  template.innerHTML = html;
+  const content = template.content;
+  for (const node of [...content.querySelectorAll("*")]) {
+    const tag = node.localName;
+    if (!TAGS.has(tag) || node.namespaceURI !== "http://www.w3.org/1999/xhtml") {
+      node.remove();
+      continue;
+    }
+    const allowed = ATTRIBUTES[tag] ?? [];
+    for (const name of node.getAttributeNames()) {
+      if (!allowed.includes(name)) node.removeAttribute(name);
+    }
+    if (tag === "a") {
+      const href = node.getAttribute("href");
+      if (href !== null && !safeLink(href)) node.removeAttribute("href");
+      node.setAttribute("target", "_blank");
+      node.setAttribute("rel", MARKDOWN_LINK_REL);
+    } else if (tag === "img" && !MARKDOWN_IMAGE_PATTERN.test(node.getAttribute("src") ?? "")) {
+      node.remove();
+    }
+  }
+  // Comments and processing instructions carry nothing a reader needs.
+  const walker = document.createTreeWalker(content, NodeFilter.SHOW_COMMENT);
+  const comments = [];
+  while (walker.nextNode()) comments.push(walker.currentNode);
+  for (const comment of comments) comment.parentNode?.removeChild(comment);
+  return document.importNode(content, true);
+}
+
+/** @param {string} href */
+function safeLink(href) {
+  try {
+    // No base: a relative URL throws, and is refused like any other scheme.
+    return LINK_SCHEMES.has(new URL(href).protocol);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * @param {string} tag
+ * @param {string} className
+ * @param {string} [text]
+ */
+function element(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+/**
+ * @param {string} text
+ * @param {() => void} onClick
+ * @param {"button" | "submit"} [type]
+ */
+function button(text, onClick, type = "button") {
+  const node = /** @type {HTMLButtonElement} */ (element("button", "", text));
+  node.type = type;
+  if (type === "button") node.addEventListener("click", onClick);
+  return node;
+}
+
+/**
+ * Draw the components of `model` into `container`, redrawing only those that changed (a
+ * progress update does not disturb a half-typed answer in another component).
+ * @param {{ model: ComponentModel, container: HTMLElement,
+ *   send: (content: object) => void }} context
+ * @returns {{ refused(component_id: string, message: string): void, destroy(): void }}
+ */
+export function mountComponents({ model, container, send }) {
+  /** @type {Map<string, Drawn>} */
+  const drawn = new Map();
+
+  /** @param {ComponentView} view @param {"answered" | "cancelled"} status @param {any} [value] */
+  const answer = (view, status, value) => {
+    /** @type {Record<string, any>} */
+    const content = { kind: "answer", component_id: view.component_id, status };
+    if (status === "answered") content.value = value;
+    send(content);
+  };
+
+  const reconcile = () => {
+    /** @type {ComponentView[]} */
+    const views = model.get("components") ?? [];
+    const wanted = new Set();
+    /** @type {ChildNode | null} */
+    let previous = null;
+    for (const view of views) {
+      wanted.add(view.component_id);
+      const key = JSON.stringify(view);
+      let item = drawn.get(view.component_id);
+      if (!item || item.key !== key) {
+        const node = draw(view, answer);
+        if (item) item.node.replaceWith(node);
+        item = { key, node };
+        drawn.set(view.component_id, item);
+      }
+      // Keep the page order the kernel's order, moving only what is out of place.
+      /** @type {ChildNode | null} */
+      const expected = previous ? previous.nextSibling : container.firstChild;
+      if (item.node !== expected) container.insertBefore(item.node, expected);
+      previous = item.node;
+    }
+    for (const [id, item] of [...drawn]) {
+      if (!wanted.has(id)) {
+        item.node.remove();
+        drawn.delete(id);
+      }
+    }
+  };
+
+  model.on("change:components", reconcile);
+  reconcile();
+  return {
+    refused(componentId, message) {
+      const node = drawn.get(componentId)?.node;
+      if (!node) return;
+      const problem = node.querySelector(".lineup-problem");
+      if (problem) problem.textContent = message;
+      const fieldset = node.querySelector("fieldset");
+      if (fieldset) fieldset.disabled = false; // the question is still open: try again
+    },
+    destroy() {
+      model.off("change:components", reconcile);
+      for (const item of drawn.values()) item.node.remove();
+      drawn.clear();
+    },
+  };
+}
+
+/**
+ * @param {ComponentView} view
+ * @param {(view: ComponentView, status: "answered" | "cancelled", value?: any) => void} answer
+ * @returns {HTMLElement}
+ */
+function draw(view, answer) {
+  const card = element("div", `lineup-component lineup-kind-${view.kind}`);
+  card.dataset.componentId = view.component_id;
+  switch (view.kind) {
+    case "markdown": {
+      const body = element("div", "lineup-markdown");
+      body.append(checkedFragment(String(view.html ?? "")));
+      card.append(body);
+      break;
+    }
+    case "text":
+      card.append(element("pre", "lineup-text", String(view.text)));
+      break;
+    case "status": {
+      card.setAttribute("role", "status");
+      card.dataset.state = String(view.state);
+      const dot = element("span", "lineup-state");
+      dot.setAttribute("aria-hidden", "true");
+      card.append(dot, element("span", "lineup-label", String(view.label)));
+      break;
+    }
+    case "progress":
+      drawProgress(card, view);
+      break;
+    case "error":
+      card.setAttribute("role", "alert");
+      card.append(element("strong", "lineup-code", String(view.code)), ` ${String(view.message)}`);
+      break;
+    case "choice":
+    case "confirm":
+    case "input":
+      drawQuestion(card, view, answer);
+      break;
+    default:
+      // A kind this view does not know (a newer kernel): say so, as text.
+      card.append(element("span", "lineup-outcome", `[lineup] cannot draw a ${String(view.kind)}`));
+  }
+  return card;
+}
+
+/** @param {HTMLElement} card @param {ComponentView} view */
+function drawProgress(card, view) {
+  const label = view.label === undefined ? "" : String(view.label);
+  const bar = /** @type {HTMLProgressElement} */ (element("progress", "lineup-progress-bar"));
+  bar.max = Number(view.total);
+  const determinate = typeof view.value === "number";
+  if (determinate) bar.value = view.value; // no value attribute: indeterminate
+  const percent = determinate ? Math.round((100 * view.value) / Number(view.total)) : null;
+  bar.setAttribute("aria-label", label || "Progress");
+  if (percent !== null) bar.setAttribute("aria-valuetext", `${percent}%`);
+  const caption = element("div", "lineup-label", percent === null ? label : `${label} ${percent}%`.trim());
+  card.append(caption, bar);
+}
+
+/**
+ * @param {HTMLElement} card
+ * @param {ComponentView} view
+ * @param {(view: ComponentView, status: "answered" | "cancelled", value?: any) => void} answer
+ */
+function drawQuestion(card, view, answer) {
+  const form = /** @type {HTMLFormElement} */ (element("form", "lineup-question"));
+  form.noValidate = true; // our messages, in the card, not the browser's bubbles
+  const fieldset = /** @type {HTMLFieldSetElement} */ (element("fieldset", ""));
+  const problem = element("div", "lineup-problem");
+  problem.setAttribute("aria-live", "polite");
+  const actions = element("div", "lineup-actions");
+  /** @type {() => { value?: any, problem?: string }} */
+  let collect = () => ({});
+
+  if (view.kind === "choice") {
+    fieldset.append(element("legend", "", String(view.prompt)));
+    const type = view.multiple ? "checkbox" : "radio";
+    const name = `lineup-${view.component_id}`;
+    /** @type {HTMLInputElement[]} */
+    const inputs = [];
+    const chosen = new Set(view.answer?.value ?? []);
+    for (const option of view.options) {
+      const row = /** @type {HTMLLabelElement} */ (element("label", "lineup-option"));
+      const input = /** @type {HTMLInputElement} */ (element("input", ""));
+      input.type = type;
+      input.name = name;
+      input.value = String(option.id);
+      input.checked = chosen.has(option.id);
+      inputs.push(input);
+      row.append(input, ` ${String(option.label)}`);
+      fieldset.append(row);
+    }
+    const [low, high] = view.multiple
+      ? [view.min_selected ?? 0, view.max_selected ?? view.options.length]
+      : [1, 1];
+    collect = () => {
+      const value = inputs.filter((input) => input.checked).map((input) => input.value);
+      if (value.length >= low && value.length <= high) return { value };
+      const wanted = low === high ? `${low}` : `between ${low} and ${high}`;
+      return { problem: `Choose ${wanted} option${high === 1 ? "" : "s"}.` };
+    };
+    actions.append(button(String(view.submit_label), () => {}, "submit"));
+    actions.append(button(String(view.cancel_label), () => finish("cancelled")));
+  } else if (view.kind === "confirm") {
+    fieldset.append(element("p", "lineup-prompt", String(view.prompt)));
+    collect = () => ({ value: true });
+    actions.append(button(String(view.confirm_label), () => {}, "submit"));
+    actions.append(button(String(view.cancel_label), () => finish("answered", false)));
+  } else {
+    const label = /** @type {HTMLLabelElement} */ (element("label", ""));
+    label.append(element("div", "lineup-prompt", String(view.prompt)));
+    const input = /** @type {HTMLInputElement} */ (element("input", ""));
+    const number = view.input_type === "number";
+    input.type = number ? "number" : "text";
+    if (view.placeholder !== undefined) input.placeholder = String(view.placeholder);
+    if (view.default !== undefined) input.value = String(view.default);
+    if (view.answer?.value !== undefined) input.value = String(view.answer.value);
+    input.required = number || Boolean(view.required); // a number input answers a number
+    if (view.min_length !== undefined) input.minLength = view.min_length;
+    if (view.max_length !== undefined) input.maxLength = view.max_length;
+    if (view.pattern !== undefined) input.pattern = String(view.pattern);
+    if (view.min !== undefined) input.min = String(view.min);
+    if (view.max !== undefined) input.max = String(view.max);
+    if (number) input.step = "any";
+    label.append(input);
+    fieldset.append(label);
+    collect = () => {
+      if (!input.checkValidity()) return { problem: input.validationMessage };
+      return { value: number ? Number(input.value) : input.value };
+    };
+    actions.append(button(String(view.submit_label), () => {}, "submit"));
+    actions.append(button(String(view.cancel_label), () => finish("cancelled")));
+  }
+
+  /** @param {"answered" | "cancelled"} status @param {any} [value] */
+  function finish(status, value) {
+    fieldset.disabled = true; // until the kernel's list says answered (or refuses it)
+    problem.textContent = "";
+    answer(view, status, value);
+  }
+  // Enter in a field submits, as in any form; JupyterLab's own Enter shortcut would otherwise
+  // take the key first and cancel the form's implicit submission (measured).
+  form.addEventListener("keydown", (event) => {
+    if (event.key !== "Enter" || !(event.target instanceof HTMLInputElement)) return;
+    event.preventDefault();
+    event.stopPropagation();
+    form.requestSubmit();
+  });
+  form.addEventListener("submit", (event) => {
+    event.preventDefault(); // never a real form submission: it would navigate the page
+    const result = collect();
+    if (result.problem !== undefined) problem.textContent = result.problem;
+    else finish("answered", result.value);
+  });
+  fieldset.append(actions, problem);
+  form.append(fieldset);
+  card.append(form);
+  if (view.answer) {
+    fieldset.disabled = true;
+    const outcome = view.answer.status === "cancelled" ? "Cancelled." : `Answered: ${describe(view)}`;
+    fieldset.append(element("div", "lineup-outcome", outcome));
+  }
+}
+
+/** @param {ComponentView} view */
+function describe(view) {
+  const value = view.answer.value;
+  if (view.kind === "choice") {
+    /** @type {Map<string, string>} */
+    const labels = new Map(view.options.map((/** @type {any} */ o) => [o.id, o.label]));
+    return value.map((/** @type {string} */ id) => labels.get(id) ?? id).join(", ");
+  }
+  if (view.kind === "confirm") return value ? String(view.confirm_label) : String(view.cancel_label);
+  return String(value);
+}
