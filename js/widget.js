@@ -8,6 +8,7 @@
 //                                   {kind: "close", instance_id} | {kind: "refused", ...}
 
 import { SANDBOX, shellDocument, surfaceDocument } from "./frames.js";
+import { mountPrompts } from "./prompts.js";
 import { SURFACE_NAMESPACE } from "./protocol.generated.js";
 import { RateLimit, SizeGuard, StateQueue } from "./state_queue.js";
 import { validateSurfaceMessage } from "./surface_message.js";
@@ -113,6 +114,8 @@ function render({ model, el, signal }) {
     else if (early.length < 100) early.push(content);
   };
 
+  // Consent cards of waiting app.calls, above everything else and outside every surface.
+  const stopPrompts = mountPrompts({ model, root, send });
   /** @type {Map<string, Entry>} */
   const entries = new Map();
   /** @type {Map<Window, Entry>} shell window -> entry: S4, the sender decides the instance */
@@ -419,6 +422,7 @@ function render({ model, el, signal }) {
     if (frame > 0) cancelAnimationFrame(frame);
     model.off("msg:custom", onCustom);
     model.off("change:surfaces", onSurfaces);
+    stopPrompts();
     window.removeEventListener("message", onMessage);
     for (const entry of [...entries.values()]) unmount(entry);
     style.remove();

@@ -7,8 +7,12 @@ with an underscore is private and may change.
 from __future__ import annotations
 
 from ._agent import Agent, SurfaceEvent
+from ._audit import Audit, AuditTable, AuditVerification
+from ._broker import PendingCall
 from ._bus import History, Record, Subscription
-from ._errors import LineUpError, ProtocolError, UsageError
+from ._calls import CallHandle, CallResult
+from ._capabilities import Capabilities, Capability, Policy
+from ._errors import CapabilityError, LineUpError, ProtocolError, UsageError
 from ._host import Host
 from ._surfaces import SurfaceChange, SurfaceInstance
 from .protocol import Limits, bundle_integrity, validate_envelope
@@ -17,10 +21,20 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Agent",
+    "Audit",
+    "AuditTable",
+    "AuditVerification",
+    "CallHandle",
+    "CallResult",
+    "Capabilities",
+    "Capability",
+    "CapabilityError",
     "History",
     "Host",
     "Limits",
     "LineUpError",
+    "PendingCall",
+    "Policy",
     "ProtocolError",
     "Record",
     "Subscription",

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ._calls import CallHandle, CallResult
 from ._errors import UsageError
 from .protocol import bundle_integrity, rules
 from .protocol._validate import readable_id
@@ -55,6 +56,7 @@ class Agent:
         self._type_handlers: list[tuple[str, EnvelopeHandler]] = []
         self.inventory: dict[str, Any] | None = None
         self.errors: list[dict[str, Any]] = []
+        self._calls: dict[str, CallHandle] = {}  # app.call handles waiting for app.result
         self._subscription = host._bus.subscribe(self._dispatch, agent_id=agent_id)
         host.send_inventory(to=agent_id)  # C1: the session is set up, tell it what it may use
 
@@ -139,6 +141,39 @@ class Agent:
         """Close the surface (U10)."""
         self.send("ui.close", {"instance_id": instance_id, "reason": reason})
 
+    def call(
+        self,
+        capability: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        reason: str,
+        expires_in: float = 300.0,
+        call_id: str | None = None,
+    ) -> CallHandle:
+        """Ask the host to run a capability (C9); returns a handle on its one app.result.
+
+        ``await agent.call(...)`` in a cell gives a CallResult once the user (or the policy)
+        decided and the capability ran; ``expires_in`` seconds from now it ends ``expired``.
+        Reusing a ``call_id`` gets the recorded result again (C12).
+        """
+        from datetime import datetime, timedelta, timezone
+
+        call_id = call_id if call_id is not None else self._new_id("call")
+        handle = self._calls.get(call_id) or CallHandle(call_id, capability)
+        self._calls[call_id] = handle
+        expires = datetime.now(timezone.utc) + timedelta(seconds=expires_in)
+        self.send(
+            "app.call",
+            {
+                "call_id": call_id,
+                "capability": capability,
+                "reason": reason,
+                "expires_at": expires.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+                "arguments": {} if arguments is None else arguments,
+            },
+        )
+        return handle
+
     # ---- receiving ---------------------------------------------------------------
 
     def on_event(
@@ -170,6 +205,18 @@ class Agent:
             self.inventory = payload
         elif kind == "lineup.v1.error":
             self.errors.append(payload)
+        elif kind == "lineup.v1.app.result":
+            handle = self._calls.pop(payload["call_id"], None)
+            if handle is not None:
+                handle._resolve(
+                    CallResult(
+                        payload["call_id"],
+                        payload["status"],
+                        payload.get("result"),
+                        payload.get("error"),
+                        envelope,
+                    )
+                )
         elif kind == "lineup.v1.ui.event":
             event = SurfaceEvent(
                 payload["instance_id"], payload["event"], payload["data"], envelope

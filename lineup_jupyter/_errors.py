@@ -3,7 +3,9 @@
     LineUpError                 base of everything below; catch this to catch them all
     ├── ProtocolError           a message broke a rule of LineUp v1 or of this host
     │                           (carries code, rule id, JSON path and a sentence for a person)
-    └── UsageError              the Python API was called wrongly (not a wire problem)
+    ├── UsageError              the Python API was called wrongly (not a wire problem)
+    └── CapabilityError         a capability's handler refused its arguments; its message is
+                                written for the agent and goes into the call's app.result
 
 `Host.receive` never raises these for bad agent input: it answers the agent with an
 error envelope built from the `ProtocolError` and returns it. The agent helper raises them
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["LineUpError", "ProtocolError", "UsageError"]
+__all__ = ["CapabilityError", "LineUpError", "ProtocolError", "UsageError"]
 
 
 class LineUpError(Exception):
@@ -23,6 +25,20 @@ class LineUpError(Exception):
 
 class UsageError(LineUpError):
     """The Python API was used in a way it does not support."""
+
+
+class CapabilityError(LineUpError):
+    """Raised by a capability handler to fail a call with a message the agent may read.
+
+    Any other exception from a handler fails the call too, but the agent only learns its
+    type: its text may hold paths or secrets (docs/capabilities.md). ``path`` is the JSON
+    path of the argument at fault, like ``$.payload.arguments.path``.
+    """
+
+    def __init__(self, message: str, *, path: str = "$.payload.arguments") -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = path
 
 
 class ProtocolError(LineUpError):

@@ -11,16 +11,23 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import reprlib
 import threading
 import uuid
 from collections import deque
 from collections.abc import Callable
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._audit import Audit
+from ._broker import Broker, Decision, PendingCall
+from ._builtins import builtin_capabilities
 from ._bus import Bus, History, Subscription
+from ._capabilities import ANY_OBJECT, Capabilities, Capability, Policy, Risk
 from ._errors import ProtocolError, UsageError
+from ._store import data_dir as _data_dir
 from ._surfaces import SurfaceChange, Surfaces
 from .protocol import (
     AppCall,
@@ -81,6 +88,8 @@ class Host:
         min_height: int = 40,
         max_height: int = 800,
         events_per_second: int = 50,
+        data_dir: str | os.PathLike[str] | None = None,
+        artifacts_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         for name, value in (("conversation_id", conversation_id), ("client_id", client_id)):
             if readable_id(value) is None:
@@ -93,7 +102,6 @@ class Host:
         self._lock = threading.RLock()
         self._seen: set[tuple[str, str]] = set()
         self._seen_order: deque[tuple[str, str]] = deque()
-        self._calls: dict[str, tuple[str, dict[str, Any]]] = {}
         self._inventory_revision = 0
         self._widget: Any = None
         self._view_config = {
@@ -110,6 +118,13 @@ class Host:
             "lineup.v1.app.call": self._check_call,
         }
         self._inventory: dict[str, Any] | None = None
+        # The capability broker (docs/capabilities.md). artifact.save writes under
+        # artifacts_dir, read at each save; the audit lives in the data dir (_store.py).
+        self.artifacts_dir = Path(artifacts_dir or Path.cwd() / "artifacts")
+        self._broker = Broker(self, Audit(_data_dir(data_dir) / "audit.sqlite3"))
+        self._calls = self._broker.calls  # call_id -> (fingerprint, answer or None: waiting)
+        for builtin in builtin_capabilities(lambda: self.artifacts_dir):
+            self._broker.capabilities.declare(builtin)
 
     # ---- the contract ----------------------------------------------------------------
 
@@ -221,26 +236,23 @@ class Host:
         self.surfaces.close(envelope.sender.id, envelope.payload)
 
     def _answer_call(self, envelope: AppCall) -> None:
-        call_id = envelope.payload.call_id
-        recorded = self._calls.get(call_id)
-        if recorded is None:
-            # No capability is declared on this host yet (the broker adds them): C7 says only
-            # declared capabilities may be requested, so the answer is a deterministic refusal.
-            payload = {
-                "call_id": call_id,
-                "status": "unsupported",
-                "error": {
-                    "code": "unsupported",
-                    "rule": "C3",
-                    "path": "$.payload.capability",
-                    "message": f"no capability {envelope.payload.capability!r} is declared on "
-                    "this host. " + rules.RULES["C3"],
-                },
-            }
-            recorded = (_fingerprint(envelope), payload)
-            self._calls[call_id] = recorded
-        # C12: the same answer; a copy, so a subscriber editing it cannot change the record.
-        self._send("lineup.v1.app.result", json.loads(dumps(recorded[1])), to=envelope.sender.id)
+        try:
+            self._broker.receive(envelope, _fingerprint(envelope))
+        except Exception:  # a bug of ours; the call must still get its one answer (C10)
+            logger.exception("[lineup] the broker failed on call %r", envelope.payload.call_id)
+            if self._calls.get(envelope.payload.call_id) is None:
+                answer = {
+                    "call_id": envelope.payload.call_id,
+                    "status": "failed",
+                    "error": {
+                        "code": "internal",
+                        "rule": "H3",
+                        "path": "$",
+                        "message": "the host failed while handling the call; see the kernel's log.",
+                    },
+                }
+                self._calls[envelope.payload.call_id] = ("refused", answer)
+                self._send("lineup.v1.app.result", answer, to=envelope.sender.id)
 
     def _remember(self, sender_id: str, message_id: str) -> None:
         key = (sender_id, message_id)
@@ -274,6 +286,7 @@ class Host:
             result = {"call_id": call_id, "status": "failed", "error": _result_error(error)}
             self._calls[call_id] = ("refused", result)
             self._send("lineup.v1.app.result", result, to=to)
+            self._broker.audit_refused(call_id, to, result)  # C13
             return error
         self._send("lineup.v1.error", error.to_payload(), to=to)
         return error
@@ -371,13 +384,108 @@ class Host:
             "revision": str(self._inventory_revision),
             "standard_components": [],
             "applications": [],
-            "capabilities": [],
+            "capabilities": self._broker.inventory_entries(),  # C7: after policy
         }
 
     def send_inventory(self, to: str | None = None) -> dict[str, Any]:
         """Send the current client.inventory (to one agent, or to all); returns the envelope."""
         with self._lock:
             return self._send("lineup.v1.client.inventory", self.inventory, to=to)
+
+    # ---- capabilities: the broker (docs/capabilities.md) -----------------------------
+
+    def capability(
+        self,
+        name: str,
+        *,
+        risk: Risk,
+        input_schema: dict[str, Any] | None = None,
+        version: str = "1.0",
+        description: str | None = None,
+    ) -> Callable[[Any], Any]:
+        """Decorator: declare a capability whose handler is the decorated function.
+
+        The handler gets the call's arguments (already checked against ``input_schema``) and
+        returns a JSON object (or None) as the result; raising CapabilityError fails the call
+        with its message. Declaring is never authorizing: the policy and the user decide.
+        """
+
+        def declare(handler: Any) -> Any:
+            with self._lock:
+                self._broker.capabilities.declare(
+                    Capability(
+                        name,
+                        risk,
+                        version=version,
+                        input_schema=dict(ANY_OBJECT) if input_schema is None else input_schema,
+                        handler=handler,
+                        description=(handler.__doc__ or "").strip()
+                        if description is None
+                        else description,
+                    )
+                )
+            return handler
+
+        return declare
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """The registry: declared capabilities (``revoke(name)`` withdraws one)."""
+        return self._broker.capabilities
+
+    @property
+    def policy(self) -> Policy:
+        """What runs without asking, what is refused, and the session's remembered grants."""
+        return self._broker.policy
+
+    @property
+    def pending_calls(self) -> list[PendingCall]:
+        """Calls waiting for the user, oldest first."""
+        with self._lock:
+            return list(self._broker.pending.values())
+
+    def decide(
+        self,
+        call_id: str,
+        decision: Decision,
+        *,
+        remember: bool = False,
+        typed_name: str | None = None,
+        outcome: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Decide a waiting call as the user ('allow', 'deny' or 'cancel'); returns the
+        app.result payload the agent got. The view calls this on a click; so can a test.
+
+        ``remember`` keeps an allow for the session (user_confirmation only, C8);
+        ``typed_name`` is the restricted tier's extra act (H23); ``outcome`` is what the
+        browser reported for a capability that runs there (H21).
+        """
+        with self._lock:
+            return self._broker.decide(
+                call_id, decision, remember=remember, typed_name=typed_name, outcome=outcome
+            )
+
+    @property
+    def audit(self) -> Audit:
+        """The audit trail (C13): ``query(...)``, ``verify()``; shows as a table."""
+        return self._broker.audit
+
+    def send_app_list(self, to: str | None = None) -> dict[str, Any]:
+        """Send app.list, the capabilities an agent may request (C7); returns the envelope."""
+        with self._lock:
+            return self._send(
+                "lineup.v1.app.list", {"capabilities": self._broker.list_entries()}, to=to
+            )
+
+    def _capabilities_changed(self) -> None:
+        """A capability appeared, went or was hidden: agents that saw the inventory get the
+        new one, under a new revision (C4)."""
+        if (
+            self._inventory is not None
+            and self._inventory["capabilities"] != self._broker.inventory_entries()
+        ):
+            self._inventory = self._make_inventory()
+            self._send("lineup.v1.client.inventory", self.inventory, to=None)
 
     # ---- for the notebook and the inspector -----------------------------------------
 

@@ -68,6 +68,16 @@ class Recorder:
         return self.sent[-1]
 
 
+@pytest.fixture(autouse=True)
+def lineup_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test's audit database (and any kernel it starts) lives in a temp dir, never in
+    the user's data dir; and the default artifacts folder (the cwd's) is a temp dir too."""
+    home = tmp_path_factory.mktemp("lineup-home")
+    monkeypatch.setenv("LINEUP_JUPYTER_HOME", str(home))
+    monkeypatch.chdir(home)
+    return home
+
+
 @pytest.fixture
 def host() -> Host:
     return Host(conversation_id=CONVERSATION)

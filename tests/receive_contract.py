@@ -78,10 +78,12 @@ def valid_envelopes() -> dict[str, dict[str, Any]]:
             "app.call",
             {
                 "call_id": "call_new",
-                "capability": "app.open_url",
+                # Not declared, so answered at once (unsupported, C3); the broker's own
+                # paths are tested in test_broker.py.
+                "capability": "weather.lookup",
                 "reason": "Show the forecast",
                 "expires_at": "2099-01-01T00:00:00Z",
-                "arguments": {"url": "https://example.org"},
+                "arguments": {"city": "Oslo"},
             },
             "msg_call_1",
         ),

@@ -251,7 +251,7 @@ def test_each_valid_envelope_is_accepted(type_: str, form: str) -> None:
     answers_before = len(fx.sent)
     assert receive_and_check(fx, message) is None
     answers = [a["type"] for a in fx.sent[answers_before:]]
-    # C10: an app.call is answered (unsupported: no capability is declared yet); ui.* are not.
+    # C10: an app.call is answered (unsupported: weather.lookup is not declared); ui.* are not.
     assert answers == (["lineup.v1.app.result"] if type_ == "app.call" else [])
     if type_ == "ui.patch":
         assert fx.host.surfaces[OPEN_INSTANCE].state == env["payload"]["state"]

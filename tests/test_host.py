@@ -207,7 +207,7 @@ def _call(call_id: str = "call_1", id_: str = "m1", **arguments: Any) -> dict[st
         "app.call",
         {
             "call_id": call_id,
-            "capability": "app.open_url",
+            "capability": "weather.lookup",  # not declared: answered unsupported at once (C3)
             "reason": "docs",
             "expires_at": "2030-01-01T00:00:00Z",
             "arguments": arguments or {"url": "https://example.com"},

@@ -111,6 +111,7 @@ def start_jupyter(base: Path) -> JupyterServer:
         "JUPYTER_DATA_DIR": str(dirs["data"]),
         "JUPYTER_RUNTIME_DIR": str(dirs["runtime"]),
         "IPYTHONDIR": str(dirs["ipython"]),
+        "LINEUP_JUPYTER_HOME": str(base / "lineup-home"),  # the audit database (C13)
         "JUPYTER_PLATFORM_DIRS": "1",
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
     }

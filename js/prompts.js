@@ -1,0 +1,348 @@
+// Consent cards: one per app.call waiting for the user, drawn by the host view outside every
+// surface (a surface cannot draw or click one: it lives in its own sandboxed frame). The kernel
+// decides what is pending; this module only shows it and reports the user's click.
+//
+// Kernel -> view:  {kind: "consent", pending: CallSpec[], remembered: string[], recent: Recent[]}
+// View -> kernel:  {kind: "consent_sync"} | {kind: "consent_revoke", capability}
+//                  {kind: "consent_decide", call_id, decision, remember, typed_name, outcome?}
+//
+// Capabilities that need the user's activation (open a tab, write the clipboard, pick a file)
+// run inside the Allow click's own handler, before anything is awaited (H21); what the browser
+// did goes to the kernel as `outcome`, which the kernel checks.
+
+/**
+ * @typedef {{ action?: string, max_content_bytes?: number }} BrowserOptions
+ * @typedef {{ call_id: string, capability: string, version: string, risk: string,
+ *   description: string, agent: string, reason: string, arguments: Record<string, unknown>,
+ *   expires_at: string, remaining_ms: number, runs_in: string, browser: BrowserOptions,
+ *   remember_allowed: boolean, typed_name_required: boolean }} CallSpec
+ * @typedef {{ call_id: string, capability: string, status: string,
+ *   decided_by: string | null }} Recent
+ * @typedef {{ ok: true, result: Record<string, unknown> } | { ok: false, message: string }
+ *   | { cancelled: true }} Outcome
+ * @typedef {{ spec: CallSpec, card: HTMLElement, deadline: number, expiry: HTMLElement,
+ *   note: HTMLElement, position: HTMLElement, buttons: HTMLButtonElement[],
+ *   typed: HTMLInputElement | null, remember: HTMLInputElement | null, busy: boolean }} Card
+ * @typedef {{ on(name: string, callback: (...args: any[]) => void): void,
+ *   off(name: string, callback: (...args: any[]) => void): void }} Model
+ */
+
+const RISK_LABELS = /** @type {Record<string, string>} */ ({
+  display_only: "display only",
+  user_confirmation: "asks your confirmation",
+  system_permission: "system permission: asked every time",
+  restricted: "restricted: asked every time, type its name to allow",
+});
+
+const STYLE = `
+.lineup-consent { display: flex; flex-direction: column; gap: 6px; }
+.lineup-consent:empty { display: none; }
+.lineup-consent-count { font-size: 12px; color: var(--jp-ui-font-color2, #666); }
+.lineup-prompt { border: 2px solid var(--jp-brand-color1, #1976d2); border-radius: 6px; padding: 8px 10px; background: var(--jp-layout-color1, #fff); color: var(--jp-ui-font-color1, #222); font-size: 13px; display: flex; flex-direction: column; gap: 4px; }
+.lineup-prompt[data-risk="system_permission"], .lineup-prompt[data-risk="restricted"] { border-color: var(--jp-warn-color0, #c77700); }
+.lineup-prompt-title { font-weight: 600; }
+.lineup-prompt-risk { font-size: 12px; color: var(--jp-ui-font-color2, #666); }
+.lineup-prompt-args { margin: 0; max-height: 12em; overflow: auto; padding: 4px 6px; background: var(--jp-layout-color2, #f3f3f3); font-family: var(--jp-code-font-family, monospace); font-size: 12px; white-space: pre-wrap; word-break: break-word; }
+.lineup-prompt-actions { display: flex; gap: 8px; align-items: center; flex-wrap: wrap; }
+.lineup-prompt button:focus-visible, .lineup-prompt input:focus-visible { outline: 2px solid var(--jp-brand-color1, #1976d2); }
+.lineup-prompt-expiry, .lineup-prompt-note, .lineup-consent-grants, .lineup-consent-recent { font-size: 12px; color: var(--jp-ui-font-color2, #666); }
+`;
+
+/**
+ * @param {string} tag
+ * @param {string} className
+ * @param {string} [text]
+ */
+function element(tag, className, text) {
+  const node = document.createElement(tag);
+  node.className = className;
+  if (text !== undefined) node.textContent = text; // always text: agents wrote these strings
+  return node;
+}
+
+/** @param {number} ms */
+export function countdown(ms) {
+  if (ms <= 0) return "Expired";
+  const seconds = Math.ceil(ms / 1000);
+  const minutes = Math.floor(seconds / 60);
+  if (minutes >= 60) return `Expires in ${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+  return `Expires in ${minutes}:${String(seconds % 60).padStart(2, "0")}`;
+}
+
+/** @param {Uint8Array} bytes */
+function base64(bytes) {
+  let text = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(text);
+}
+
+/** @param {File} file @param {number} maxContent @returns {Promise<Outcome>} */
+async function describeFile(file, maxContent) {
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  /** @type {Record<string, unknown>} */
+  const result = {
+    name: file.name,
+    size: file.size,
+    media_type: file.type,
+    sha256: Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join(""),
+  };
+  if (file.size <= maxContent) result.content_base64 = base64(bytes);
+  return { ok: true, result };
+}
+
+/**
+ * Start what the capability does in the browser. Must be called synchronously from the click
+ * handler: window.open, clipboard writes and file choosers need the user's activation, which
+ * an await would lose.
+ * @param {CallSpec} spec
+ * @param {HTMLElement} root
+ * @returns {Promise<Outcome>}
+ */
+export function runInBrowser(spec, root) {
+  const args = spec.arguments;
+  const action = spec.browser.action;
+  try {
+    if (action === "open_url") {
+      const url = new URL(String(args.url));
+      if (url.protocol !== "http:" && url.protocol !== "https:") {
+        return Promise.resolve({ ok: false, message: "only http and https pages are opened" });
+      }
+      window.open(url.href, "_blank", "noopener,noreferrer");
+      return Promise.resolve({ ok: true, result: { opened: true } });
+    }
+    if (action === "clipboard_write") {
+      return navigator.clipboard.writeText(String(args.text)).then(
+        () => /** @type {Outcome} */ ({ ok: true, result: { written: true } }),
+        (error) => ({ ok: false, message: String(error?.name ?? error) }),
+      );
+    }
+    if (action === "pick_file") {
+      const input = document.createElement("input");
+      input.type = "file";
+      if (typeof args.accept === "string") input.accept = args.accept;
+      input.hidden = true;
+      root.append(input);
+      const maxContent = spec.browser.max_content_bytes ?? 0;
+      const picked = new Promise((resolve) => {
+        input.addEventListener("change", () => {
+          const file = input.files?.[0];
+          input.remove();
+          if (!file) resolve({ cancelled: true });
+          else describeFile(file, maxContent).then(resolve, (error) => resolve({ ok: false, message: String(error?.name ?? error) }));
+        }, { once: true });
+        input.addEventListener("cancel", () => {
+          input.remove();
+          resolve({ cancelled: true });
+        }, { once: true });
+      });
+      input.click();
+      return /** @type {Promise<Outcome>} */ (picked);
+    }
+  } catch (error) {
+    return Promise.resolve({ ok: false, message: String(/** @type {any} */ (error)?.name ?? error) });
+  }
+  return Promise.resolve({ ok: false, message: `this view cannot run ${spec.capability}` });
+}
+
+let cardCounter = 0;
+
+/**
+ * Draw the consent cards of a host view. Returns the cleanup.
+ * @param {{ model: Model, root: HTMLElement, send: (content: object) => void,
+ *   signal?: AbortSignal }} context
+ */
+export function mountPrompts({ model, root, send, signal }) {
+  const style = document.createElement("style");
+  style.textContent = STYLE;
+  const section = element("section", "lineup-consent");
+  section.setAttribute("aria-label", "Requests from agents to use capabilities");
+  const count = element("div", "lineup-consent-count");
+  const queue = element("div", "lineup-consent-queue");
+  const grants = element("div", "lineup-consent-grants");
+  const recent = element("div", "lineup-consent-recent");
+  recent.setAttribute("role", "status"); // "completed (user)" read out when another view decides
+  section.append(count, queue, grants, recent);
+  root.prepend(style, section);
+
+  /** @type {Map<string, Card>} */
+  const cards = new Map();
+
+  /**
+   * @param {Card} entry
+   * @param {"allow" | "deny" | "cancel"} decision
+   * @param {Outcome} [outcome]
+   */
+  function decide(entry, decision, outcome) {
+    entry.busy = true;
+    for (const button of entry.buttons) button.disabled = true;
+    entry.note.textContent = "Sent; waiting for the kernel…";
+    send({
+      kind: "consent_decide",
+      call_id: entry.spec.call_id,
+      decision,
+      remember: entry.remember?.checked === true,
+      typed_name: entry.typed ? entry.typed.value : null,
+      ...(outcome && "ok" in outcome ? { outcome } : {}),
+    });
+  }
+
+  /** @param {CallSpec} spec @returns {Card} */
+  function makeCard(spec) {
+    const id = `lineup-prompt-${++cardCounter}`;
+    const card = element("div", "lineup-prompt");
+    card.dataset.callId = spec.call_id;
+    card.dataset.risk = spec.risk;
+    card.setAttribute("role", "group");
+    card.setAttribute("aria-labelledby", `${id}-title`);
+    const position = element("div", "lineup-consent-count");
+    const title = element("div", "lineup-prompt-title");
+    title.id = `${id}-title`;
+    title.append(
+      "Agent ",
+      element("code", "lineup-prompt-agent", spec.agent),
+      " asks to use ",
+      element("code", "lineup-prompt-capability", spec.capability),
+    );
+    const risk = element("div", "lineup-prompt-risk", `Risk: ${RISK_LABELS[spec.risk] ?? spec.risk}`);
+    const reason = element("div", "lineup-prompt-reason");
+    reason.append(element("strong", "", "Reason: "), element("span", "lineup-prompt-reason-text", spec.reason));
+    const args = element("pre", "lineup-prompt-args", JSON.stringify(spec.arguments, null, 2));
+    args.setAttribute("aria-label", "Arguments");
+    const expiry = element("div", "lineup-prompt-expiry");
+    const note = element("div", "lineup-prompt-note");
+    note.setAttribute("aria-live", "polite");
+    card.append(position, title, risk);
+    if (spec.description) card.append(element("div", "lineup-prompt-risk", spec.description));
+    card.append(reason, args, expiry);
+
+    /** @type {HTMLInputElement | null} */
+    let typed = null;
+    if (spec.typed_name_required) {
+      const label = element("label", "lineup-prompt-typed");
+      label.append("Type ", element("code", "", spec.capability), " to allow: ");
+      typed = document.createElement("input");
+      typed.type = "text";
+      typed.autocomplete = "off";
+      typed.spellcheck = false;
+      typed.className = "lineup-prompt-typed-input";
+      label.append(typed);
+      card.append(label);
+    }
+    /** @type {HTMLInputElement | null} */
+    let remember = null;
+    if (spec.remember_allowed) {
+      const label = element("label", "lineup-prompt-remember");
+      remember = document.createElement("input");
+      remember.type = "checkbox";
+      label.append(remember, " Remember for this session");
+      card.append(label);
+    }
+    const actions = element("div", "lineup-prompt-actions");
+    const allow = /** @type {HTMLButtonElement} */ (element("button", "lineup-allow", "Allow"));
+    const deny = /** @type {HTMLButtonElement} */ (element("button", "lineup-deny", "Deny"));
+    const dismiss = /** @type {HTMLButtonElement} */ (element("button", "lineup-dismiss", "Close"));
+    dismiss.title = "Close this request without deciding (the agent hears: cancelled)";
+    for (const button of [allow, deny, dismiss]) button.type = "button";
+    actions.append(allow, deny, dismiss);
+    card.append(actions, note);
+
+    /** @type {Card} */
+    const entry = {
+      spec, card, expiry, note, position, typed, remember,
+      deadline: Date.now() + spec.remaining_ms,
+      buttons: [allow, deny, dismiss],
+      busy: false,
+    };
+    allow.addEventListener("click", () => {
+      if (entry.busy || Date.now() >= entry.deadline) return;
+      if (typed && typed.value !== spec.capability) {
+        note.textContent = `Type ${spec.capability} exactly to allow this request.`;
+        typed.focus();
+        return;
+      }
+      if (spec.runs_in !== "browser") {
+        decide(entry, "allow");
+        return;
+      }
+      // Synchronously, in this click: the browser needs the user's activation (H21).
+      const running = runInBrowser(spec, root);
+      entry.busy = true;
+      for (const button of entry.buttons) button.disabled = true;
+      note.textContent = "Running in the browser…";
+      running.then((outcome) => decide(entry, "cancelled" in outcome ? "cancel" : "allow", outcome));
+    });
+    deny.addEventListener("click", () => entry.busy || decide(entry, "deny"));
+    dismiss.addEventListener("click", () => entry.busy || decide(entry, "cancel"));
+    card.addEventListener("keydown", (event) => {
+      if (event.key === "Escape" && !entry.busy) decide(entry, "cancel");
+    });
+    return entry;
+  }
+
+  function tick() {
+    const now = Date.now();
+    for (const entry of cards.values()) {
+      const left = entry.deadline - now;
+      entry.expiry.textContent = countdown(left);
+      if (left <= 0) entry.buttons[0].disabled = true; // the kernel expires it (H20)
+    }
+  }
+
+  /** @param {{ pending: CallSpec[], remembered: string[], recent: Recent[] }} state */
+  function apply(state) {
+    const pending = Array.isArray(state.pending) ? state.pending : [];
+    const wanted = new Set(pending.map((spec) => spec.call_id));
+    for (const [callId, entry] of cards) {
+      if (!wanted.has(callId)) {
+        entry.card.remove();
+        cards.delete(callId);
+      }
+    }
+    pending.forEach((spec, index) => {
+      let entry = cards.get(spec.call_id);
+      if (!entry) {
+        entry = makeCard(spec);
+        cards.set(spec.call_id, entry);
+      }
+      queue.append(entry.card); // in the kernel's order: oldest first
+      entry.position.textContent = pending.length > 1 ? `Request ${index + 1} of ${pending.length}` : "";
+    });
+    count.textContent = pending.length > 1 ? `${pending.length} requests are waiting for you` : "";
+    grants.replaceChildren();
+    for (const name of Array.isArray(state.remembered) ? state.remembered : []) {
+      const line = element("div", "lineup-consent-grant");
+      const revoke = /** @type {HTMLButtonElement} */ (element("button", "lineup-revoke", "Revoke"));
+      revoke.type = "button";
+      revoke.setAttribute("aria-label", `Revoke the remembered permission for ${name}`);
+      revoke.addEventListener("click", () => send({ kind: "consent_revoke", capability: name }));
+      line.append("Allowed for this session: ", element("code", "", name), " ", revoke);
+      grants.append(line);
+    }
+    const last = Array.isArray(state.recent) ? state.recent[0] : undefined;
+    recent.textContent = last
+      ? `Last request: ${last.capability} (${last.call_id}): ${last.status}${last.decided_by ? `, decided by ${last.decided_by}` : ""}`
+      : "";
+    tick();
+  }
+
+  /** @param {any} content */
+  function onCustom(content) {
+    if (content?.kind === "consent") apply(content);
+  }
+
+  model.on("msg:custom", onCustom);
+  const timer = setInterval(tick, 1000);
+  send({ kind: "consent_sync" });
+
+  const cleanup = () => {
+    clearInterval(timer);
+    model.off("msg:custom", onCustom);
+    section.remove();
+    style.remove();
+  };
+  signal?.addEventListener("abort", cleanup);
+  return cleanup;
+}

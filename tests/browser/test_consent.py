@@ -1,0 +1,214 @@
+"""Consent cards in a real JupyterLab page (C10, H20-H25): clicked for real.
+
+The host view draws ``section.lineup-consent`` with one ``div.lineup-prompt[data-call-id]`` per
+waiting call, outside every surface frame. Each test ends by reading what the agent received
+(its CallHandle results) from the kernel, so a card that only looked right cannot pass.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import BrowserContext, Locator, Page, Route, expect
+
+from .conftest import OpenNotebook
+from .jupyter import JupyterServer, NotebookPage
+
+SETUP = """\
+import json
+from lineup_jupyter import Host
+
+host = Host(conversation_id="conv_01")
+agent = host.connect_agent("agent_hermes_main")
+results = {}  # call_id -> what the agent's handle resolved with
+
+def ask(capability, arguments, reason, call_id, **options):
+    handle = agent.call(capability, arguments, reason=reason, call_id=call_id, **options)
+    handle.add_done_callback(lambda r: results.__setitem__(
+        r.call_id, {"status": r.status, "result": r.result, "error": r.error}))
+
+host
+"""
+
+
+def prompt(page: Page, call_id: str) -> Locator:
+    return page.locator(f'.lineup-host .lineup-consent .lineup-prompt[data-call-id="{call_id}"]')
+
+
+def agent_results(notebook: NotebookPage) -> dict[str, Any]:
+    received: dict[str, Any] = json.loads(notebook.run_cell("print(json.dumps(results))"))
+    return received
+
+
+def ask(
+    notebook: NotebookPage, capability: str, arguments: dict[str, Any], reason: str, call_id: str
+) -> Locator:
+    notebook.run_cell(f"ask({capability!r}, {arguments!r}, {reason!r}, {call_id!r})")
+    card = prompt(notebook.page, call_id)
+    expect(card).to_be_visible()
+    return card
+
+
+def test_the_card_shows_the_request_and_allow_saves_the_artifact(
+    open_notebook: OpenNotebook, jupyter: JupyterServer
+) -> None:
+    """C10: capability, reason, arguments (as text), agent, risk and expiry are shown; nothing
+    runs before Allow; Allow runs it once. H25: artifact.save writes the file."""
+    notebook = open_notebook([SETUP])
+    page = notebook.page
+    card = ask(
+        notebook,
+        "artifact.save",
+        {"path": "consent/summary.txt", "content": "<b>not html</b>"},
+        "Save the meeting summary",
+        "save_1",
+    )
+    expect(card.locator(".lineup-prompt-capability")).to_have_text("artifact.save")
+    expect(card.locator(".lineup-prompt-agent")).to_have_text("agent_hermes_main")
+    expect(card.locator(".lineup-prompt-reason-text")).to_have_text("Save the meeting summary")
+    expect(card.locator(".lineup-prompt-risk").first).to_contain_text("confirmation")
+    expect(card.locator(".lineup-prompt-expiry")).to_contain_text("Expires in")
+    args = card.locator("pre.lineup-prompt-args")
+    assert json.loads(args.inner_text()) == {
+        "path": "consent/summary.txt",
+        "content": "<b>not html</b>",
+    }
+    expect(args.locator("b")).to_have_count(0)  # inserted as text, never as HTML
+    saved = jupyter.root / "artifacts" / "consent" / "summary.txt"
+    assert not saved.exists() and agent_results(notebook) == {}
+
+    card.locator("button.lineup-allow").click()
+    expect(card).to_have_count(0)
+    assert saved.read_text() == "<b>not html</b>"
+    result = agent_results(notebook)["save_1"]
+    assert result["status"] == "completed" and result["result"]["path"] == "consent/summary.txt"
+    expect(page.locator(".lineup-consent-recent")).to_contain_text("completed")
+
+
+def test_deny_rejects_and_a_second_request_queues_visibly(open_notebook: OpenNotebook) -> None:
+    """C10: Deny gives rejected; a second waiting call is shown too, not hidden."""
+    notebook = open_notebook([SETUP])
+    page = notebook.page
+    first = ask(notebook, "artifact.save", {"path": "a.txt", "content": "a"}, "first", "q1")
+    second = ask(notebook, "artifact.save", {"path": "b.txt", "content": "b"}, "second", "q2")
+    expect(page.locator(".lineup-consent .lineup-prompt")).to_have_count(2)
+    expect(first).to_contain_text("Request 1 of 2")
+    expect(second).to_contain_text("Request 2 of 2")
+    first.locator("button.lineup-deny").click()
+    expect(first).to_have_count(0)
+    expect(second).to_be_visible()
+    second.locator("button.lineup-dismiss").click()
+    expect(second).to_have_count(0)
+    received = agent_results(notebook)
+    assert received["q1"]["status"] == "rejected" and received["q2"]["status"] == "cancelled"
+
+
+def test_a_waiting_call_survives_a_new_view_and_one_decision_wins(
+    open_notebook: OpenNotebook,
+) -> None:
+    """A second view of the host shows the same card; a click in one closes it in both."""
+    notebook = open_notebook([SETUP])
+    page = notebook.page
+    ask(notebook, "artifact.save", {"path": "v.txt", "content": "v"}, "two views", "v1")
+    notebook.run_cell("display(host)")
+    cards = page.locator('.lineup-prompt[data-call-id="v1"]')
+    expect(cards).to_have_count(2)
+    cards.nth(1).locator("button.lineup-allow").click()
+    expect(cards).to_have_count(0)
+    expect(page.locator(".lineup-consent-recent").first).to_contain_text("completed")
+    assert agent_results(notebook)["v1"]["status"] == "completed"
+
+
+def test_restricted_needs_its_name_typed_and_works_from_the_keyboard(
+    open_notebook: OpenNotebook,
+) -> None:
+    """H23: Allow does nothing until the capability's name is typed; keys alone decide."""
+    notebook = open_notebook(
+        [
+            SETUP,
+            '@host.capability("vault.read", risk="restricted")\n'
+            'def read(arguments):\n    return {"secret": "s3"}\n',
+        ]
+    )
+    page = notebook.page
+    card = ask(notebook, "vault.read", {}, "read the vault", "r1")
+    expect(card.locator(".lineup-prompt-remember")).to_have_count(0)  # never remembered (C8)
+    allow = card.locator("button.lineup-allow")
+    allow.focus()
+    page.keyboard.press("Enter")
+    expect(card.locator(".lineup-prompt-note")).to_contain_text("Type vault.read")
+    assert agent_results(notebook) == {}
+    card.locator("input.lineup-prompt-typed-input").fill("vault.read")
+    allow.focus()
+    page.keyboard.press("Enter")
+    expect(card).to_have_count(0)
+    assert agent_results(notebook)["r1"]["result"] == {"secret": "s3"}
+
+
+def test_open_url_opens_the_page_without_an_opener(
+    open_notebook: OpenNotebook, context: BrowserContext
+) -> None:
+    """H21: the tab is opened inside the Allow click, with noopener; the result comes back."""
+    url = "https://docs.example.org/deploy?x=1"
+
+    def serve(route: Route) -> None:
+        route.fulfill(status=200, content_type="text/html", body="<title>docs</title>")
+
+    context.route("https://docs.example.org/**", serve)  # no network here: answer it locally
+    try:
+        notebook = open_notebook([SETUP])
+        card = ask(notebook, "app.open_url", {"url": url}, "Open the deployment docs", "u1")
+        with context.expect_page() as opened:
+            card.locator("button.lineup-allow").click()
+        tab = opened.value
+        tab.wait_for_load_state()
+        assert tab.url == url
+        assert tab.evaluate("window.opener") is None
+        expect(card).to_have_count(0)
+        assert agent_results(notebook)["u1"] == {
+            "status": "completed",
+            "result": {"url": url},
+            "error": None,
+        }
+        tab.close()
+    finally:
+        context.unroute("https://docs.example.org/**", serve)
+
+
+def test_clipboard_write_puts_the_text_on_the_clipboard(
+    open_notebook: OpenNotebook, context: BrowserContext, jupyter: JupyterServer
+) -> None:
+    """H21: navigator.clipboard.writeText runs in the Allow click."""
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=jupyter.url)
+    try:
+        notebook = open_notebook([SETUP])
+        page = notebook.page
+        text = "summary: 3 items, ✓ done"
+        card = ask(notebook, "clipboard.write", {"text": text}, "Copy the summary", "k1")
+        card.locator("button.lineup-allow").click()
+        expect(card).to_have_count(0)
+        assert page.evaluate("navigator.clipboard.readText()") == text
+        assert agent_results(notebook)["k1"]["result"] == {"characters": len(text)}
+    finally:
+        context.clear_permissions()
+
+
+def test_pick_file_hands_over_the_chosen_file(open_notebook: OpenNotebook, tmp_path: Path) -> None:
+    """H21: a real file chooser opens from the Allow click; the kernel checks the sha256."""
+    chosen = tmp_path / "numbers.csv"
+    chosen.write_bytes(b"a,b\n1,2\n")
+    notebook = open_notebook([SETUP])
+    page = notebook.page
+    card = ask(notebook, "device.pick_file", {"accept": ".csv"}, "Read your numbers", "f1")
+    expect(card.locator(".lineup-prompt-risk").first).to_contain_text("system permission")
+    with page.expect_file_chooser() as chooser:
+        card.locator("button.lineup-allow").click()
+    chooser.value.set_files(str(chosen))
+    expect(card).to_have_count(0)
+    result = agent_results(notebook)["f1"]
+    assert result["status"] == "completed"
+    assert result["result"]["name"] == "numbers.csv" and result["result"]["size"] == 8
+    assert result["result"]["sha256"] == hashlib.sha256(b"a,b\n1,2\n").hexdigest()
