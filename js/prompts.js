@@ -161,6 +161,7 @@ export function mountPrompts({ model, root, send, signal }) {
   section.setAttribute("aria-label", "Requests from agents to use capabilities");
   const count = element("div", "lineup-consent-count");
   const queue = element("div", "lineup-consent-queue");
+  queue.setAttribute("aria-live", "polite"); // a new card is announced, focus stays put
   const grants = element("div", "lineup-consent-grants");
   const recent = element("div", "lineup-consent-recent");
   recent.setAttribute("role", "status"); // "completed (user)" read out when another view decides

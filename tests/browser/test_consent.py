@@ -212,3 +212,120 @@ def test_pick_file_hands_over_the_chosen_file(open_notebook: OpenNotebook, tmp_p
     assert result["status"] == "completed"
     assert result["result"]["name"] == "numbers.csv" and result["result"]["size"] == 8
     assert result["result"]["sha256"] == hashlib.sha256(b"a,b\n1,2\n").hexdigest()
+
+
+def test_a_waiting_card_comes_back_after_a_page_reload(open_notebook: OpenNotebook) -> None:
+    """The kernel holds what waits: a reloaded page draws the card again, and it works."""
+    notebook = open_notebook([SETUP])
+    page = notebook.page
+    ask(notebook, "artifact.save", {"path": "r.txt", "content": "r"}, "survive a reload", "re1")
+    notebook.reload()
+    card = prompt(page, "re1")
+    expect(card).to_be_visible()
+    card.locator("button.lineup-allow").click()
+    expect(card).to_have_count(0)
+    assert agent_results(notebook)["re1"]["status"] == "completed"
+
+
+def test_remember_for_the_session_is_shown_and_revocable(open_notebook: OpenNotebook) -> None:
+    """C8: a remembered user_confirmation grant runs the next call without a card; the view
+    lists it with a Revoke button, and after Revoke the card is back."""
+    notebook = open_notebook([SETUP])
+    page = notebook.page
+    card = ask(notebook, "artifact.save", {"path": "m1.txt", "content": "1"}, "first", "m1")
+    card.locator(".lineup-prompt-remember input").check()
+    card.locator("button.lineup-allow").click()
+    expect(card).to_have_count(0)
+    grant = page.locator(".lineup-consent-grant")
+    expect(grant).to_contain_text("artifact.save")
+    notebook.run_cell("ask('artifact.save', {'path': 'm2.txt', 'content': '2'}, 'again', 'm2')")
+    assert agent_results(notebook)["m2"]["status"] == "completed"  # no card was needed
+    expect(page.locator(".lineup-prompt")).to_have_count(0)
+    grant.locator("button.lineup-revoke").click()
+    expect(grant).to_have_count(0)
+    third = ask(notebook, "artifact.save", {"path": "m3.txt", "content": "3"}, "third", "m3")
+    expect(third).to_be_visible()
+    assert "m3" not in agent_results(notebook)
+
+
+def test_the_kernel_expires_a_waiting_call_and_its_card_goes(open_notebook: OpenNotebook) -> None:
+    """H20: the kernel's timer, not the countdown, ends the call: the card goes, the agent
+    hears expired, and a late click changes nothing."""
+    notebook = open_notebook([SETUP])
+    page = notebook.page
+    notebook.run_cell(
+        "ask('artifact.save', {'path': 'late.txt', 'content': 'x'}, 'soon gone', 'x1', "
+        "expires_in=8)"
+    )
+    card = prompt(page, "x1")
+    expect(card).to_be_visible()
+    expect(card).to_have_count(0)  # within expect's timeout, the kernel ended it
+    assert agent_results(notebook)["x1"]["status"] == "expired"
+    expect(page.locator(".lineup-consent-recent")).to_contain_text("expired")
+
+
+HOSTILE_SURFACE = """\
+agent.open(
+    "clicker",
+    html="<p id=out>trying</p>",
+    js=\"\"\"
+    const tries = [];
+    try { parent.document.querySelector('.lineup-allow').click(); tries.push('parent-click'); }
+    catch (e) { tries.push('parent-blocked'); }
+    try { top.document.querySelector('.lineup-allow').click(); tries.push('top-click'); }
+    catch (e) { tries.push('top-blocked'); }
+    const forged = {kind: 'consent_decide', call_id: 'h1', decision: 'allow'};
+    parent.postMessage(forged, '*'); top.postMessage(forged, '*');
+    LineUpSurface.event('tried', {tries});
+    \"\"\",
+)
+"""
+
+
+def test_a_surface_can_neither_click_nor_forge_a_decision(open_notebook: OpenNotebook) -> None:
+    """L1, S5: the card lives outside every surface; a surface's clicks and messages cannot
+    reach it, so the call keeps waiting for the user."""
+    notebook = open_notebook(
+        [
+            SETUP,
+            "events = []\n"
+            "agent.on_event('tried')(lambda event: events.append(event.data))\n"
+            "ask('artifact.save', {'path': 'h.txt', 'content': 'h'}, 'hostile', 'h1')",
+        ]
+    )
+    card = prompt(notebook.page, "h1")
+    expect(card).to_be_visible()
+    notebook.run_cell(HOSTILE_SURFACE)
+    tried: list[Any] = []
+    for _ in range(30):  # the surface reports once its script has run
+        tried = json.loads(notebook.run_cell("print(json.dumps(events))"))
+        if tried:
+            break
+        notebook.round_trip()
+    assert tried == [{"tries": ["parent-blocked", "top-blocked"]}]
+    notebook.round_trip()
+    pending = notebook.run_cell("print([c.call_id for c in host.pending_calls])")
+    assert pending.strip() == "['h1']" and agent_results(notebook) == {}
+    expect(card).to_be_visible()
+
+
+def test_a_cell_awaits_the_call_while_the_user_decides(open_notebook: OpenNotebook) -> None:
+    """ipykernel 7: the Allow click is handled while a cell awaits `agent.call`, and the cell
+    then goes on with the result."""
+    notebook = open_notebook(
+        [
+            SETUP,
+            "result = await agent.call('artifact.save', {'path': 'aw.txt', 'content': 'a'}, "
+            "reason='await me', call_id='aw1')\n"
+            "print('status=' + result.status)",
+        ],
+        run=False,
+    )
+    page = notebook.page
+    # Run all without waiting for it: the second cell finishes only after the click below.
+    page.evaluate("() => { void window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+    card = prompt(page, "aw1")
+    expect(card).to_be_visible()
+    expect(page.locator(".jp-OutputArea-output", has_text="status=")).to_have_count(0)
+    card.locator("button.lineup-allow").click()
+    expect(page.locator(".jp-OutputArea-output", has_text="status=completed")).to_be_visible()
