@@ -292,7 +292,8 @@ export function mountPrompts({ model, root, send, signal }) {
     }
   }
 
-  /** @param {{ pending: CallSpec[], remembered: string[], recent: Recent[] }} state */
+  /** @param {{ pending: CallSpec[], remembered: string[], recent: Recent[],
+   *   refused?: { call_id: string, message: string } }} state */
   function apply(state) {
     const pending = Array.isArray(state.pending) ? state.pending : [];
     const wanted = new Set(pending.map((spec) => spec.call_id));
@@ -311,6 +312,12 @@ export function mountPrompts({ model, root, send, signal }) {
       queue.append(entry.card); // in the kernel's order: oldest first
       entry.position.textContent = pending.length > 1 ? `Request ${index + 1} of ${pending.length}` : "";
     });
+    const refused = state.refused ? cards.get(state.refused.call_id) : undefined;
+    if (refused && state.refused) {
+      refused.busy = false;
+      for (const button of refused.buttons) button.disabled = false;
+      refused.note.textContent = state.refused.message;
+    }
     count.textContent = pending.length > 1 ? `${pending.length} requests are waiting for you` : "";
     grants.replaceChildren();
     for (const name of Array.isArray(state.remembered) ? state.remembered : []) {

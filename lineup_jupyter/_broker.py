@@ -103,6 +103,7 @@ class Broker:
         self.capabilities = Capabilities(self._visibility_changed)
         self.policy = Policy(self.capabilities, self._grant_changed)
         self._watchers: list[Callable[[], None]] = []
+        self._refusal: dict[str, str] | None = None  # a view's decision the kernel refused
 
     # ---- arrival -----------------------------------------------------------------------
 
@@ -428,7 +429,7 @@ class Broker:
             answer["error"] = error
         self.calls[call_id] = (fingerprint, answer)
         answered_at = _now()
-        self.audit.record(
+        self._audit(
             at=_stamp(answered_at),
             conversation_id=self._host.conversation_id,
             event="call",
@@ -470,7 +471,7 @@ class Broker:
     def audit_refused(self, call_id: str, agent: str | None, answer: dict[str, Any]) -> None:
         """An app.call the host refused before the broker (a bad envelope): on record too."""
         at = _stamp(_now())
-        self.audit.record(
+        self._audit(
             at=at,
             conversation_id=self._host.conversation_id,
             event="call",
@@ -482,11 +483,20 @@ class Broker:
             result_digest=digest(answer),
         )
 
+    def _audit(self, **fields: Any) -> None:
+        # An answer goes out even when the audit cannot be written (a full disk, a data dir
+        # without write permission): the agent must never wait forever (C10). The failure
+        # is logged as an error, for the user to fix.
+        try:
+            self.audit.record(**fields)
+        except Exception:
+            logger.exception("[lineup] the audit could not be written to %s", self.audit.path)
+
     # ---- grants, visibility and views ------------------------------------------------
 
     def _grant_changed(self, name: str, action: str) -> None:
         capability = self.capabilities.get(name)
-        self.audit.record(
+        self._audit(
             at=_stamp(_now()),
             conversation_id=self._host.conversation_id,
             event="grant",
@@ -499,7 +509,43 @@ class Broker:
         self._changed()
 
     def _visibility_changed(self) -> None:
+        self._end_hidden_calls()
         self._host._capabilities_changed()
+
+    def _end_hidden_calls(self) -> None:
+        """A capability revoked or denied while calls of it wait: those calls end now, as a
+        new call would (C3, H26), and nothing the user might still click runs it."""
+        for call in list(self.pending.values()):
+            current = self.capabilities.get(call.capability.name)
+            if current is not None and self.policy.visible(current):
+                continue
+            self._stop_waiting(call)
+            name = call.capability.name
+            if current is None:
+                self._answer(
+                    **self._base(call),
+                    status="unsupported",
+                    error=_error(
+                        "unsupported",
+                        "C3",
+                        "$.payload.capability",
+                        f"{name!r} was revoked while the call waited. " + rules.RULES["C3"],
+                    ),
+                )
+            else:
+                self._answer(
+                    **self._base(call),
+                    status="rejected",
+                    decision="deny",
+                    decided_by="policy",
+                    decided_at=_now(),
+                    error=_error(
+                        "rejected",
+                        "C10",
+                        "$.payload.capability",
+                        f"the user's policy denies {name!r}.",
+                    ),
+                )
 
     def inventory_entries(self) -> list[dict[str, Any]]:
         """client.inventory's capabilities: the registry after policy (C4, C7)."""
@@ -527,11 +573,14 @@ class Broker:
 
     def view_state(self) -> dict[str, Any]:
         now = _now()
-        return {
+        state: dict[str, Any] = {
             "pending": [call.spec(now) for call in self.pending.values()],
             "remembered": self.policy.remembered,
             "recent": list(self.recent),
         }
+        if self._refusal is not None:
+            state["refused"] = self._refusal
+        return state
 
     def view_message(self, content: dict[str, Any]) -> None:
         """What a view sent: consent_sync, consent_decide or consent_revoke."""
@@ -550,10 +599,15 @@ class Broker:
                 elif kind == "consent_revoke":
                     self.policy.revoke(str(content.get("capability")))
             except UsageError as error:
-                # Two views deciding at once: the second finds the call answered. The views
-                # redraw from the state below either way.
+                # Two views deciding at once: the second finds the call answered, and its
+                # card just goes. A card whose call still waits is told why and made usable
+                # again, so a refused decision never leaves it stuck.
                 logger.info("%s", error)
-            self._changed()
+                self._refusal = {"call_id": str(content.get("call_id")), "message": str(error)}
+            try:
+                self._changed()
+            finally:
+                self._refusal = None
 
 
 def _browser_result(outcome: dict[str, Any]) -> dict[str, Any]:

@@ -732,3 +732,48 @@ def test_the_widget_relays_consent_both_ways(host: Host, runs: list[dict[str, An
     assert widget.sent[-1]["pending"] == [] and widget.sent[-1]["remembered"] == ["demo.confirm"]
     widget._on_message(widget, {"kind": "consent_revoke", "capability": "demo.confirm"}, [])
     assert widget.sent[-1]["remembered"] == []
+
+
+def test_c3_h26_revoking_or_denying_ends_the_calls_that_wait(
+    host: Host, sent: Recorder, runs: list[dict[str, Any]]
+) -> None:
+    """Nothing the user might still click runs a capability withdrawn while its call waits."""
+    host.receive(call("c1", "demo.confirm"))
+    host.receive(call("c2", "demo.system"))
+    host.capabilities.revoke("demo.confirm")
+    host.policy.deny("demo.system")
+    assert host.pending_calls == [] and runs == []
+    first, second = results(sent)
+    assert (first["call_id"], first["status"]) == ("c1", "unsupported")
+    assert (second["call_id"], second["status"]) == ("c2", "rejected")
+    assert host.audit.query(call_id="c2")[0]["decided_by"] == "policy"
+
+
+def test_c10_an_audit_that_cannot_be_written_still_answers(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The agent never waits forever; the failure is logged as an error for the user."""
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the data dir should be")
+    host = Host(conversation_id=CONVERSATION, data_dir=blocked)
+    sent = Recorder(host)
+    host.receive(call("c1", "none.such"))
+    assert [a["status"] for a in results(sent)] == ["unsupported"]
+    assert any("audit could not be written" in r.getMessage() for r in caplog.records)
+
+
+def test_a_decision_the_kernel_refuses_is_told_to_the_view(
+    host: Host, runs: list[dict[str, Any]]
+) -> None:
+    """The card is made usable again with the reason, instead of waiting forever."""
+    host.receive(call("c1", "demo.secret"))
+    states: list[dict[str, Any]] = []
+    host._broker.watch(lambda: states.append(host._broker.view_state()))
+    host._broker.view_message(
+        {"kind": "consent_decide", "call_id": "c1", "decision": "allow", "typed_name": "nope"}
+    )
+    assert states[-1]["refused"]["call_id"] == "c1"
+    assert "type its name" in states[-1]["refused"]["message"]
+    assert [c.call_id for c in host.pending_calls] == ["c1"] and runs == []
+    host._broker.view_message({"kind": "consent_sync"})
+    assert "refused" not in states[-1]
