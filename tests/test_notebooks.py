@@ -34,3 +34,5 @@ def test_notebook_runs(path: Path) -> None:
     )
     assert "[U5 invalid] $.payload.js" in text  # the refused patch explains itself
     assert "'Shanghai'" in text
+    assert "('completed', {'city': 'Oslo', 'temperature': 21})" in text  # a capability ran
+    assert "'rejected'" in text  # and one the notebook denied
