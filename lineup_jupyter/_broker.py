@@ -40,6 +40,7 @@ __all__ = ["Broker", "PendingCall"]
 logger = logging.getLogger("lineup_jupyter")
 
 Decision = Literal["allow", "deny", "cancel"]
+_LONGEST_TIMER = 86_400.0  # seconds one expiry timer waits before it looks again
 _RECENT = 5  # decided calls a view lists, so a second view sees what the first one decided
 
 
@@ -259,7 +260,7 @@ class Broker:
                 )
         now = _now()
         if call.expires_at <= now:  # the timer may not have fired yet; the time has passed
-            self._expire(call_id)
+            self._expire(call_id, now)
             return self._answer_of(call_id)
         self._stop_waiting(call)
         base = self._base(call)
@@ -286,11 +287,15 @@ class Broker:
             )
         return self._answer_of(call_id)
 
-    def _expire(self, call_id: str) -> None:
+    def _expire(self, call_id: str, now: datetime | None = None) -> None:
         """The timer's end: a call still waiting at its expires_at ends expired (H20)."""
         with self._host._lock:
             call = self.pending.get(call_id)
             if call is None:  # decided in the meantime
+                return
+            remaining = (call.expires_at - (now or _now())).total_seconds()
+            if remaining > 0:  # a long wait is timed in steps (see _schedule_expiry)
+                call._timer = self._schedule_expiry(call, remaining)
                 return
             self._stop_waiting(call)
             self._answer(
@@ -306,26 +311,26 @@ class Broker:
             )
 
     def expire_due(self, now: datetime | None = None) -> list[str]:
-        """End every waiting call whose time has passed (what the timers do); returns ids."""
+        """End every waiting call whose time has passed at ``now`` (what the timers do)."""
         now = now or _now()
         due = [c.call_id for c in self.pending.values() if c.expires_at <= now]
         for call_id in due:
-            call = self.pending[call_id]
-            call.expires_at = min(call.expires_at, now)
-            self._expire(call_id)
+            self._expire(call_id, now)
         return due
 
     def _schedule_expiry(self, call: PendingCall, delay: float) -> Any:
         # In a kernel the cell runs on the event loop's thread: a loop timer needs no thread.
         # Elsewhere (a script, a test, a comm handler on a subshell thread) a daemon timer.
+        # At most a day at a time: a thread cannot wait for an expires_at in the year 9999.
+        delay = min(max(0.0, delay), _LONGEST_TIMER)
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
-            timer = threading.Timer(max(0.0, delay), self._expire, [call.call_id])
+            timer = threading.Timer(delay, self._expire, [call.call_id])
             timer.daemon = True
             timer.start()
             return timer
-        return loop.call_later(max(0.0, delay), self._expire, call.call_id)
+        return loop.call_later(delay, self._expire, call.call_id)
 
     def _stop_waiting(self, call: PendingCall) -> None:
         del self.pending[call.call_id]

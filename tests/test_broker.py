@@ -777,3 +777,14 @@ def test_a_decision_the_kernel_refuses_is_told_to_the_view(
     assert [c.call_id for c in host.pending_calls] == ["c1"] and runs == []
     host._broker.view_message({"kind": "consent_sync"})
     assert "refused" not in states[-1]
+
+
+def test_h20_a_timer_that_fires_early_looks_again_instead_of_expiring(
+    host: Host, sent: Recorder, runs: list[dict[str, Any]]
+) -> None:
+    """Expiry timers wait at most a day at a time; one that fires before expires_at (as the
+    first step of a long wait does) re-arms and the call keeps waiting."""
+    host.receive(call("c1", "demo.confirm", expires_at="9999-12-31T23:59:59Z"))
+    host._broker._expire("c1")  # what the timer does when its step ends
+    assert [c.call_id for c in host.pending_calls] == ["c1"] and results(sent) == []
+    assert host.decide("c1", "allow")["status"] == "completed"
