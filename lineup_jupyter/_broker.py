@@ -19,7 +19,6 @@ import asyncio
 import logging
 import threading
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Literal
@@ -28,6 +27,7 @@ from jsonschema.exceptions import best_match
 
 from ._audit import Audit, digest
 from ._capabilities import Capabilities, Capability, Policy
+from ._consent import ConsentViews
 from ._errors import CapabilityError, ProtocolError, UsageError
 from .protocol import AppCall, rules
 from .protocol._json import check_value, dumps, loads, member_path
@@ -103,8 +103,7 @@ class Broker:
         self.recent: deque[dict[str, Any]] = deque(maxlen=_RECENT)
         self.capabilities = Capabilities(self._visibility_changed)
         self.policy = Policy(self.capabilities, self._grant_changed)
-        self._watchers: list[Callable[[], None]] = []
-        self._refusal: dict[str, str] | None = None  # a view's decision the kernel refused
+        self.views = ConsentViews(self)
 
     # ---- arrival -----------------------------------------------------------------------
 
@@ -212,7 +211,7 @@ class Broker:
             self.calls[call.call_id] = (fingerprint, None)
             self.pending[call.call_id] = call
             call._timer = self._schedule_expiry(call, (call.expires_at - now).total_seconds())
-            self._changed()
+            self.views.changed()
 
     # ---- the user's decision -----------------------------------------------------------
 
@@ -462,7 +461,7 @@ class Broker:
         )
         for to in owed if owed is not None else [agent]:
             self._send(answer, to)
-        self._changed()
+        self.views.changed()
 
     def _send(self, answer: dict[str, Any], to: str) -> None:
         # A copy each time: a subscriber editing its envelope cannot change the record (C12).
@@ -511,7 +510,7 @@ class Broker:
             decided_by="user",
         )
         self._visibility_changed()
-        self._changed()
+        self.views.changed()
 
     def _visibility_changed(self) -> None:
         self._end_hidden_calls()
@@ -564,56 +563,6 @@ class Broker:
         found = (self.capabilities.get(name) for name in self.capabilities)
         return [c for c in found if c is not None and self.policy.visible(c)]
 
-    def watch(self, watcher: Callable[[], None]) -> Callable[[], None]:
-        """Call ``watcher()`` after every change a view shows; returns an unwatch function."""
-        self._watchers.append(watcher)
-        return lambda: self._watchers.remove(watcher)
-
-    def _changed(self) -> None:
-        for watcher in list(self._watchers):
-            try:
-                watcher()
-            except Exception:  # a view's failure must not undo or block an answer
-                logger.exception("[lineup] a consent watcher failed")
-
-    def view_state(self) -> dict[str, Any]:
-        now = _now()
-        state: dict[str, Any] = {
-            "pending": [call.spec(now) for call in self.pending.values()],
-            "remembered": self.policy.remembered,
-            "recent": list(self.recent),
-        }
-        if self._refusal is not None:
-            state["refused"] = self._refusal
-        return state
-
-    def view_message(self, content: dict[str, Any]) -> None:
-        """What a view sent: consent_sync, consent_decide or consent_revoke."""
-        kind = content.get("kind")
-        with self._host._lock:
-            try:
-                if kind == "consent_decide":
-                    outcome = content.get("outcome")
-                    self.decide(
-                        str(content.get("call_id")),
-                        content.get("decision"),  # type: ignore[arg-type]
-                        remember=content.get("remember") is True,
-                        typed_name=_str_or_none(content.get("typed_name")),
-                        outcome=outcome if isinstance(outcome, dict) else None,
-                    )
-                elif kind == "consent_revoke":
-                    self.policy.revoke(str(content.get("capability")))
-            except UsageError as error:
-                # Two views deciding at once: the second finds the call answered, and its
-                # card just goes. A card whose call still waits is told why and made usable
-                # again, so a refused decision never leaves it stuck.
-                logger.info("%s", error)
-                self._refusal = {"call_id": str(content.get("call_id")), "message": str(error)}
-            try:
-                self._changed()
-            finally:
-                self._refusal = None
-
 
 def _browser_result(outcome: dict[str, Any]) -> dict[str, Any]:
     """The browser's report of what it did, or the failure it reported (H21)."""
@@ -627,10 +576,6 @@ def _browser_result(outcome: dict[str, Any]) -> dict[str, Any]:
 
 def _error(code: str, rule: str, path: str, message: str) -> dict[str, Any]:
     return {"code": code, "rule": rule, "path": path[:1024], "message": message[:4096]}
-
-
-def _str_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 def _suggest(name: str, known: list[str]) -> str:

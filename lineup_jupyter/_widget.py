@@ -74,10 +74,10 @@ class HostWidget(anywidget.AnyWidget):
         self.surfaces = self._specs()
         host.watch_surfaces(self._on_change)
         self.on_msg(self._on_message)
-        # Consent cards (js/prompts.js): the kernel's list of waiting calls, sent on every
-        # change and on a view's consent_sync; never a synced trait, so a notebook reopened
-        # without its kernel shows no card that could be clicked (docs/capabilities.md).
-        host._broker.watch(lambda: self.send({"kind": "consent", **host._broker.view_state()}))
+        # Consent cards (js/prompts.js): every change of the waiting calls goes to every view
+        # as a message, never a synced trait (_consent.py says why).
+        consent = host._broker.views
+        consent.watch(lambda: self.send({"kind": "consent", **consent.state()}))
 
     # ---- kernel -> browser ---------------------------------------------------------
 
@@ -136,7 +136,7 @@ class HostWidget(anywidget.AnyWidget):
         elif kind == "refused" and isinstance(instance_id, str):
             self._host.report_refused(instance_id, content)
         elif kind in ("consent_sync", "consent_decide", "consent_revoke"):
-            self._host._broker.view_message(content)
+            self._host._broker.views.message(content)
         else:  # only a bug of ours (or a hand-made comm message) gets here
             logger.warning(
                 "[lineup] the view sent a message the kernel does not understand: %.200r", content

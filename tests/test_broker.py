@@ -343,11 +343,11 @@ def test_h20_a_waiting_call_expires_and_its_card_goes(
     host: Host, sent: Recorder, runs: list[dict[str, Any]]
 ) -> None:
     host.receive(call("c1", "demo.confirm"))
-    assert host._broker.view_state()["pending"][0]["call_id"] == "c1"
+    assert host._broker.views.state()["pending"][0]["call_id"] == "c1"
     assert host._broker.expire_due(datetime(2100, 1, 1, tzinfo=timezone.utc)) == ["c1"]
     (answer,) = results(sent)
     assert answer["status"] == "expired" and runs == []
-    assert host._broker.view_state()["pending"] == []
+    assert host._broker.views.state()["pending"] == []
     with pytest.raises(UsageError, match="already answered"):
         host.decide("c1", "allow")
 
@@ -696,9 +696,9 @@ def test_two_views_deciding_at_once_one_wins(
 ) -> None:
     host.receive(call("c1", "demo.confirm"))
     states: list[dict[str, Any]] = []
-    host._broker.watch(lambda: states.append(host._broker.view_state()))
-    host._broker.view_message({"kind": "consent_decide", "call_id": "c1", "decision": "allow"})
-    host._broker.view_message({"kind": "consent_decide", "call_id": "c1", "decision": "deny"})
+    host._broker.views.watch(lambda: states.append(host._broker.views.state()))
+    host._broker.views.message({"kind": "consent_decide", "call_id": "c1", "decision": "allow"})
+    host._broker.views.message({"kind": "consent_decide", "call_id": "c1", "decision": "deny"})
     assert [a["status"] for a in results(sent)] == ["completed"] and len(runs) == 1
     assert states[-1]["pending"] == []
     assert states[-1]["recent"][0] == {
@@ -711,7 +711,7 @@ def test_two_views_deciding_at_once_one_wins(
 
 def test_the_view_state_carries_what_the_card_shows(host: Host, runs: list[dict[str, Any]]) -> None:
     host.receive(call("c1", "demo.secret", {"n": 1}, reason="needs the key"))
-    (spec,) = host._broker.view_state()["pending"]
+    (spec,) = host._broker.views.state()["pending"]
     assert spec["capability"] == "demo.secret" and spec["risk"] == "restricted"
     assert spec["reason"] == "needs the key" and spec["arguments"] == {"n": 1}
     assert spec["agent"] == AGENT and spec["typed_name_required"] is True
@@ -768,14 +768,14 @@ def test_a_decision_the_kernel_refuses_is_told_to_the_view(
     """The card is made usable again with the reason, instead of waiting forever."""
     host.receive(call("c1", "demo.secret"))
     states: list[dict[str, Any]] = []
-    host._broker.watch(lambda: states.append(host._broker.view_state()))
-    host._broker.view_message(
+    host._broker.views.watch(lambda: states.append(host._broker.views.state()))
+    host._broker.views.message(
         {"kind": "consent_decide", "call_id": "c1", "decision": "allow", "typed_name": "nope"}
     )
     assert states[-1]["refused"]["call_id"] == "c1"
     assert "type its name" in states[-1]["refused"]["message"]
     assert [c.call_id for c in host.pending_calls] == ["c1"] and runs == []
-    host._broker.view_message({"kind": "consent_sync"})
+    host._broker.views.message({"kind": "consent_sync"})
     assert "refused" not in states[-1]
 
 
