@@ -68,16 +68,71 @@ export const STATUSES = Object.freeze(["completed", "rejected", "cancelled", "ex
 /** @type {ReadonlyArray<"agent" | "client">} */
 export const SENDER_KINDS = Object.freeze(["agent", "client"]);
 
-/** @type {ReadonlyArray<"ui.open" | "ui.patch" | "ui.close" | "app.call">} */
-export const AGENT_TO_CLIENT = Object.freeze(["ui.open", "ui.patch", "ui.close", "app.call"]);
+/** @type {ReadonlyArray<"ui.open" | "ui.patch" | "ui.close" | "app.call" | "component.show" | "component.remove">} */
+export const AGENT_TO_CLIENT = Object.freeze(["ui.open", "ui.patch", "ui.close", "app.call", "component.show", "component.remove"]);
 
-/** @type {ReadonlyArray<"ui.event" | "client.inventory" | "app.list" | "app.result" | "error">} */
-export const CLIENT_TO_AGENT = Object.freeze(["ui.event", "client.inventory", "app.list", "app.result", "error"]);
+/** @type {ReadonlyArray<"ui.event" | "client.inventory" | "app.list" | "app.result" | "error" | "component.answer">} */
+export const CLIENT_TO_AGENT = Object.freeze(["ui.event", "client.inventory", "app.list", "app.result", "error", "component.answer"]);
 
-/** @type {ReadonlyArray<"ui." | "app.">} */
-export const EXTENSIBLE_FAMILIES = Object.freeze(["ui.", "app."]);
+/** @type {ReadonlyArray<"ui." | "app." | "component.">} */
+export const EXTENSIBLE_FAMILIES = Object.freeze(["ui.", "app.", "component."]);
 
-/** @type {Readonly<Record<"invalid_json" | "too_large" | "invalid" | "unknown_type" | "unsupported" | "wrong_direction" | "wrong_conversation" | "unknown_instance" | "not_owner" | "duplicate_id" | "integrity_mismatch" | "call_conflict" | "rate_limited" | "unresponsive" | "csp_violation" | "internal", string>>} */
+/** @type {Readonly<Record<"markdown" | "text" | "status" | "progress" | "error" | "choice" | "confirm" | "input", string>>} */
+export const COMPONENT_VERSIONS = Object.freeze({
+  "markdown": "1",
+  "text": "1",
+  "status": "1",
+  "progress": "1",
+  "error": "1",
+  "choice": "1",
+  "confirm": "1",
+  "input": "1",
+});
+
+/** @type {ReadonlyArray<"choice" | "confirm" | "input">} */
+export const QUESTION_KINDS = Object.freeze(["choice", "confirm", "input"]);
+
+/** @type {ReadonlyArray<"idle" | "working" | "done" | "failed" | "warning">} */
+export const STATUS_STATES = Object.freeze(["idle", "working", "done", "failed", "warning"]);
+
+/** @type {number} */
+export const MAX_COMPONENT_TEXT = 262144;
+
+/** @type {number} */
+export const MAX_CHOICE_OPTIONS = 100;
+
+/** @type {number} */
+export const MAX_LABEL_LENGTH = 256;
+
+/** @type {number} */
+export const MAX_PROMPT_LENGTH = 4096;
+
+/** @type {number} */
+export const MAX_INPUT_PATTERN_LENGTH = 256;
+
+/** @type {number} */
+export const MAX_INPUT_VALUE_LENGTH = 16384;
+
+/** @type {ReadonlyArray<"a" | "blockquote" | "br" | "code" | "em" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "hr" | "img" | "li" | "ol" | "p" | "pre" | "s" | "strong" | "table" | "tbody" | "td" | "th" | "thead" | "tr" | "ul">} */
+export const MARKDOWN_TAGS = Object.freeze(["a", "blockquote", "br", "code", "em", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "img", "li", "ol", "p", "pre", "s", "strong", "table", "tbody", "td", "th", "thead", "tr", "ul"]);
+
+/** @type {Readonly<Record<"a" | "img" | "ol", ReadonlyArray<string>>>} */
+export const MARKDOWN_ATTRIBUTES = Object.freeze({
+  "a": Object.freeze(["href", "title", "rel", "target"]),
+  "img": Object.freeze(["src", "alt", "title"]),
+  "ol": Object.freeze(["start"]),
+});
+
+/** @type {ReadonlyArray<"http" | "https" | "mailto">} */
+export const MARKDOWN_LINK_SCHEMES = Object.freeze(["http", "https", "mailto"]);
+
+/** @type {string} */
+export const MARKDOWN_LINK_REL = "noopener noreferrer nofollow";
+
+/** @type {RegExp} */
+export const MARKDOWN_IMAGE_PATTERN = Object.freeze(/^data:image\/(png|gif|jpeg|webp);base64,[A-Za-z0-9+\/=]*$/u);
+
+/** @type {Readonly<Record<"invalid_json" | "too_large" | "invalid" | "unknown_type" | "unsupported" | "wrong_direction" | "wrong_conversation" | "unknown_instance" | "not_owner" | "duplicate_id" | "integrity_mismatch" | "call_conflict" | "rate_limited" | "unresponsive" | "csp_violation" | "unknown_component" | "component_conflict" | "internal", string>>} */
 export const ERROR_CODES = Object.freeze({
   "invalid_json": "the bytes are not a single I-JSON value (H2)",
   "too_large": "a size limit was exceeded",
@@ -94,17 +149,19 @@ export const ERROR_CODES = Object.freeze({
   "rate_limited": "a surface sent events faster than the host takes them; the excess is dropped",
   "unresponsive": "a surface stopped answering the host, and the user stopped it",
   "csp_violation": "the browser blocked something a surface tried (its CSP, S3)",
+  "unknown_component": "no standard component with that id is shown",
+  "component_conflict": "the component id is taken by another kind, or the question was asked",
   "internal": "the host failed while handling a valid message",
 });
 
-/** @type {Readonly<Record<"S2" | "S3" | "S4" | "S7" | "M1" | "M2" | "M3" | "U1" | "U2" | "U3" | "U4" | "U5" | "U7" | "U8" | "U9" | "U10" | "C3" | "C4" | "C7" | "C8" | "C9" | "C10" | "C11" | "C12" | "H1" | "H2" | "H3" | "H4" | "H5" | "H6" | "H7" | "H8" | "H9", string>>} */
+/** @type {Readonly<Record<"S2" | "S3" | "S4" | "S7" | "M1" | "M2" | "M3" | "U1" | "U2" | "U3" | "U4" | "U5" | "U7" | "U8" | "U9" | "U10" | "C3" | "C4" | "C7" | "C8" | "C9" | "C10" | "C11" | "C12" | "C13" | "H20" | "H21" | "H22" | "H23" | "H24" | "H25" | "H1" | "H2" | "H3" | "H4" | "H5" | "H6" | "H7" | "H8" | "H9" | "H12" | "H13" | "H14" | "H15", string>>} */
 export const RULES = Object.freeze({
   "S2": "A surface runs only in a sandboxed iframe with allow-scripts and nothing more.",
   "S3": "A surface's CSP forbids network, remote scripts and nested frames: at least default-src 'none'; connect-src 'none'; img-src data: blob:; style-src 'unsafe-inline'; script-src 'unsafe-inline'.",
   "S4": "The host checks the source, namespace, instance, event name, JSON type and size of every message from a surface.",
   "S7": "A bundle that declares app.integrity must hash to exactly that value.",
   "M1": "Every message is a lineup.v1 envelope: v, id, type, conversation_id, sender, payload.",
-  "M2": "The type is one of the lineup.v1 message types and travels in its own direction: ui.open, ui.patch, ui.close and app.call go from agent to client; ui.event, client.inventory, app.list and app.result from client to agent.",
+  "M2": "The type is one of the lineup.v1 message types and travels in its own direction: ui.open, ui.patch, ui.close and app.call go from agent to client; ui.event, client.inventory, app.list and app.result from client to agent (this host adds component.show and component.remove to the client, component.answer to the agent: H12).",
   "M3": "An unknown ui.* or app.* type is answered 'unsupported' and never executed.",
   "U1": "instance_id matches [A-Za-z0-9._:-]{1,128} and is unique in its conversation; ui.open with an existing id replaces that instance.",
   "U2": "app.id is a stable reverse-domain id (like com.example.weather) and app.version is SemVer (like 1.0.0).",
@@ -123,6 +180,13 @@ export const RULES = Object.freeze({
   "C10": "The client answers an app.call with app.result carrying the same call_id.",
   "C11": "app.result status is one of completed, rejected, cancelled, expired, unsupported, failed.",
   "C12": "The same call_id is idempotent: it gets the same result, and is never executed twice.",
+  "C13": "Calls and authorization decisions are audited.",
+  "H20": "A call whose expires_at has passed is answered 'expired' and never run: on arrival without a prompt, and while it waits, by a timer in the kernel.",
+  "H21": "app.open_url, clipboard.write and device.pick_file run in the browser inside the user's Allow click, and the kernel checks what the browser reports; like the system_permission and restricted tiers they are never pre-allowed or remembered.",
+  "H22": "A call_id repeated while its call waits is answered with that call's result when it ends, once per app.call received; the user is asked once.",
+  "H23": "A restricted capability is allowed only after the user types its name in the prompt.",
+  "H24": "A handler that raises fails the call; the agent reads only the exception's type, unless the handler raised CapabilityError with a message written for it.",
+  "H25": "artifact.save writes a new file under the artifacts folder: a relative path of plain names, no '..', no symlinks followed, never over an existing file.",
   "H1": "Envelope fields are exactly v (1), id, type, conversation_id, sender {kind, id}, payload, and optionally target {kind, id} and ts (RFC 3339); unknown fields are refused.",
   "H2": "A message is UTF-8 I-JSON (RFC 7493): no duplicate keys, no NaN or Infinity, no lone surrogates, at most 64 levels deep and 1 MiB long.",
   "H3": "The client answers every refused message with one lineup.v1.error {code, rule, path, message, refused_id, refused_type}, or an app.call with app.result.",
@@ -132,4 +196,8 @@ export const RULES = Object.freeze({
   "H7": "A surface's state is at most 256 KiB by default.",
   "H8": "Only the agent that opened an instance may patch, close or replace it.",
   "H9": "A message id is not reused by its sender; a repeat is refused, not applied twice.",
+  "H12": "A standard component is shown by lineup.v1.component.show {component_id, kind, ...} and removed by component.remove {component_id}; kind is one of markdown, text, status, progress, error, choice, confirm, input.",
+  "H13": "component.show with a shown component_id updates that component in place; only the agent that showed it may, only with the same kind, and a question (choice, confirm, input) is never asked twice under one id.",
+  "H14": "A question gets exactly one component.answer: 'answered' with a value that meets its constraints, or 'cancelled'.",
+  "H15": "Markdown is rendered by the host (CommonMark, no raw HTML, tables, strikethrough) and sanitized to an allowlist: links only http, https or mailto, images only data: URLs.",
 });

@@ -4,9 +4,13 @@
 //
 // Kernel -> view, custom messages:  {kind: "snapshot", surfaces}  (answer to "sync")
 //                                   {kind: "state", instance_id, generation, revision, state}
+//                                   {kind: "answer_refused", component_id, message}
 // View -> kernel:                   {kind: "sync"} | {kind: "event", instance_id, message}
 //                                   {kind: "close", instance_id} | {kind: "refused", ...}
+//                                   {kind: "answer", component_id, status, value?}
+// The standard components are drawn by components.js from the synced `components` list.
 
+import { COMPONENT_STYLE, mountComponents } from "./components.js";
 import { SANDBOX, shellDocument, surfaceDocument } from "./frames.js";
 import { mountPrompts } from "./prompts.js";
 import { SURFACE_NAMESPACE } from "./protocol.generated.js";
@@ -86,12 +90,14 @@ const STYLE = `
 function render({ model, el, signal }) {
   const config = configOf(model);
   const style = document.createElement("style");
-  style.textContent = STYLE;
+  style.textContent = STYLE + COMPONENT_STYLE;
   el.append(style);
   const root = element("div", "lineup-host");
   const status = element("div", "lineup-status");
   status.hidden = true;
-  root.append(status);
+  // The standard components (markdown, questions...) come first, then the surfaces.
+  const componentList = element("div", "lineup-components");
+  root.append(status, componentList);
   el.append(root);
 
   // Without a kernel (a notebook reopened, a kernel that died) sending throws: the view then
@@ -113,6 +119,8 @@ function render({ model, el, signal }) {
     if (connected) send(content);
     else if (early.length < 100) early.push(content);
   };
+
+  const components = mountComponents({ model, container: componentList, send: sendWhenConnected });
 
   // Consent cards of waiting app.calls, above everything else and outside every surface.
   const stopPrompts = mountPrompts({ model, root, send });
@@ -400,6 +408,8 @@ function render({ model, el, signal }) {
       const entry = entries.get(content.instance_id);
       if (!entry || entry.spec.generation !== content.generation) return;
       if (remember(entry, content.revision, content.state)) schedule();
+    } else if (content?.kind === "answer_refused") {
+      components.refused(String(content.component_id), String(content.message));
     }
   }
 
@@ -425,6 +435,7 @@ function render({ model, el, signal }) {
     stopPrompts();
     window.removeEventListener("message", onMessage);
     for (const entry of [...entries.values()]) unmount(entry);
+    components.destroy();
     style.remove();
     root.remove();
   };

@@ -2,25 +2,28 @@
 
 ``agent.open(...)``, ``agent.patch(...)``, ``agent.close(...)`` build lineup.v1 envelopes and
 hand them to the host exactly as an out-of-process agent's would arrive; handlers registered
-with ``agent.on_event`` receive the host's ``ui.event`` messages. A refused call raises the
-host's ProtocolError here, because it is the notebook author's own code that needs fixing.
+with ``agent.on_event`` receive the host's ``ui.event`` messages. ``agent.say(...)`` and the
+other standard components (H12) need no bundle at all; the asking ones (``ask_choice``,
+``confirm``, ``ask_input``) return a Question to ``await``. A refused call raises the host's
+ProtocolError here, because it is the notebook author's own code that needs fixing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._calls import CallHandle, CallResult
 from ._errors import UsageError
+from ._pending import Pending
 from .protocol import bundle_integrity, rules
 from .protocol._validate import readable_id
 
 if TYPE_CHECKING:
     from ._host import Host
 
-__all__ = ["Agent", "SurfaceEvent"]
+__all__ = ["Agent", "Question", "SurfaceEvent"]
 
 DEFAULT_APP_ID = "local.notebook.surface"
 DEFAULT_APP_VERSION = "0.1.0"
@@ -34,6 +37,44 @@ class SurfaceEvent:
     event: str
     data: dict[str, Any]
     envelope: dict[str, Any]
+
+
+class Question(Pending[Any]):
+    """A question shown to the user (choice, confirm, input): ``await question`` gives the
+    answer, or None if it was cancelled. ``status`` is "pending", "answered" or "cancelled".
+    """
+
+    def __init__(
+        self,
+        agent: Agent,
+        component_id: str,
+        labels: Mapping[str, str] | None,
+        *,
+        multiple: bool = False,
+    ) -> None:
+        super().__init__(f"the answer to question {component_id!r}")
+        self.component_id = component_id
+        self.status = "pending"
+        self._agent = agent
+        self._labels = labels  # option id -> label, when the options were given as labels
+        self._multiple = multiple
+
+    def _answered(self, payload: dict[str, Any]) -> None:
+        self.status = payload["status"]
+        value = payload.get("value")
+        if self._labels is not None and isinstance(value, list):
+            value = [self._labels[item] for item in value]
+        if isinstance(value, list) and not self._multiple:
+            value = value[0]
+        self._resolve(value)
+
+    def cancel(self) -> None:
+        """Take the question back; the user can no longer answer it, ``await`` gives None."""
+        if not self.done():
+            self._agent.remove(self.component_id)
+
+    def __repr__(self) -> str:
+        return f"Question({self.component_id!r}, status={self.status!r})"
 
 
 EventHandler = Callable[[SurfaceEvent], None]
@@ -55,6 +96,7 @@ class Agent:
         self._event_handlers: list[tuple[str | None, str | None, EventHandler]] = []
         self._type_handlers: list[tuple[str, EnvelopeHandler]] = []
         self.inventory: dict[str, Any] | None = None
+        self._questions: dict[str, Question] = {}
         self.errors: list[dict[str, Any]] = []
         self._calls: dict[str, CallHandle] = {}  # app.call handles waiting for app.result
         self._subscription = host._bus.subscribe(self._dispatch, agent_id=agent_id)
@@ -141,6 +183,135 @@ class Agent:
         """Close the surface (U10)."""
         self.send("ui.close", {"instance_id": instance_id, "reason": reason})
 
+    # ---- standard components (H12-H15) ---------------------------------------------
+
+    def show(self, kind: str, component_id: str | None = None, **fields: Any) -> str:
+        """Show (or, with a shown ``component_id``, update) a standard component; returns its id.
+
+        ``agent.show("status", state="done", label="Saved")``: the fields of the kind are in
+        docs/protocol.md (H12). The helpers below cover each kind.
+        """
+        component_id = component_id or self._new_id(kind)
+        self.send("component.show", {"component_id": component_id, "kind": kind, **fields})
+        return component_id
+
+    def say(self, markdown: str, *, component_id: str | None = None) -> str:
+        """Show Markdown, rendered and sanitized by the host (H15)."""
+        return self.show("markdown", component_id, markdown=markdown)
+
+    def text(self, text: str, *, component_id: str | None = None) -> str:
+        """Show plain text, exactly as written."""
+        return self.show("text", component_id, text=text)
+
+    def status(self, label: str, state: str = "working", *, component_id: str | None = None) -> str:
+        """Show a status line (state: idle, working, done, failed, warning); pass the returned
+        id back as ``component_id`` to update it in place."""
+        return self.show("status", component_id, state=state, label=label)
+
+    def progress(
+        self,
+        value: float | None = None,
+        total: float = 1.0,
+        *,
+        label: str | None = None,
+        component_id: str | None = None,
+    ) -> str:
+        """Show a progress bar (``value`` None: indeterminate); update it by its id."""
+        fields: dict[str, Any] = {"total": total}
+        if value is not None:
+            fields["value"] = value
+        if label is not None:
+            fields["label"] = label
+        return self.show("progress", component_id, **fields)
+
+    def show_error(self, code: str, message: str, *, component_id: str | None = None) -> str:
+        """Show an error to the user (code and message)."""
+        return self.show("error", component_id, code=code, message=message)
+
+    def remove(self, component_id: str) -> None:
+        """Remove a component; a question still open is cancelled (H14)."""
+        self.send("component.remove", {"component_id": component_id})
+
+    def ask_choice(
+        self,
+        prompt: str,
+        options: Sequence[str] | Mapping[str, str],
+        *,
+        multiple: bool = False,
+        min_selected: int | None = None,
+        max_selected: int | None = None,
+        submit_label: str = "Submit",
+        cancel_label: str = "Cancel",
+        component_id: str | None = None,
+    ) -> Question:
+        """Ask the user to pick one option (or several, ``multiple=True``).
+
+        ``options`` is a list of labels (the answer is the chosen label, or a list of them) or
+        a mapping of option id to label (the answer is the id, or a list of ids).
+        """
+        if isinstance(options, Mapping):
+            pairs, names = list(options.items()), None
+        else:
+            pairs = [(str(index), label) for index, label in enumerate(options)]
+            names = dict(pairs)
+        fields: dict[str, Any] = {
+            "prompt": prompt,
+            "options": [{"id": option, "label": label} for option, label in pairs],
+            "multiple": multiple,
+            "submit_label": submit_label,
+            "cancel_label": cancel_label,
+        }
+        for name, value in (("min_selected", min_selected), ("max_selected", max_selected)):
+            if value is not None:
+                fields[name] = value
+        return self._ask("choice", component_id, fields, names, multiple=multiple)
+
+    def confirm(
+        self,
+        prompt: str,
+        *,
+        confirm_label: str = "Confirm",
+        cancel_label: str = "Cancel",
+        component_id: str | None = None,
+    ) -> Question:
+        """Ask yes or no: the answer is True (``confirm_label``) or False (``cancel_label``)."""
+        fields = {"prompt": prompt, "confirm_label": confirm_label, "cancel_label": cancel_label}
+        return self._ask("confirm", component_id, fields, None)
+
+    def ask_input(
+        self, prompt: str, *, component_id: str | None = None, **constraints: Any
+    ) -> Question:
+        """Ask for a text (or, with ``input_type="number"``, a number).
+
+        Constraints as in HTML forms, checked in the browser and again in the kernel:
+        ``placeholder``, ``default``, ``required``, ``min_length``, ``max_length``, ``pattern``
+        (a whole-value regular expression), ``min``, ``max``.
+        """
+        return self._ask("input", component_id, {"prompt": prompt, **constraints}, None)
+
+    def _ask(
+        self,
+        kind: str,
+        component_id: str | None,
+        fields: dict[str, Any],
+        labels: Mapping[str, str] | None,
+        *,
+        multiple: bool = False,
+    ) -> Question:
+        component_id = component_id or self._new_id(kind)
+        question = Question(self, component_id, labels, multiple=multiple)
+        asked = self._questions.get(component_id)  # a refused re-ask must not orphan it (H13)
+        self._questions[component_id] = question  # before sending: the answer may be quick
+        try:
+            self.show(kind, component_id, **fields)
+        except BaseException:
+            if asked is None:
+                del self._questions[component_id]
+            else:
+                self._questions[component_id] = asked
+            raise
+        return question
+
     def call(
         self,
         capability: str,
@@ -217,6 +388,10 @@ class Agent:
                         envelope,
                     )
                 )
+        elif kind == "lineup.v1.component.answer":
+            question = self._questions.pop(payload["component_id"], None)
+            if question is not None:
+                question._answered(payload)
         elif kind == "lineup.v1.ui.event":
             event = SurfaceEvent(
                 payload["instance_id"], payload["event"], payload["data"], envelope

@@ -19,19 +19,24 @@ from collections import deque
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from pydantic import ValidationError
 
 from ._audit import Audit
 from ._broker import Broker, Decision, PendingCall
 from ._builtins import builtin_capabilities
 from ._bus import Bus, History, Subscription
 from ._capabilities import ANY_OBJECT, Capabilities, Capability, Policy, Risk
+from ._components import ComponentChange, Components
 from ._errors import ProtocolError, UsageError
 from ._store import data_dir as _data_dir
 from ._surfaces import SurfaceChange, Surfaces
 from .protocol import (
     AppCall,
     AppRef,
+    ComponentRemove,
+    ComponentShow,
     EnvelopeHeader,
     UiClose,
     UiClosePayload,
@@ -42,9 +47,11 @@ from .protocol import (
     validate_surface_message,
 )
 from .protocol._json import dumps
+from .protocol._models import ComponentAnswerPayload
 from .protocol._validate import (
     DEFAULT_LIMITS,
     Limits,
+    from_validation_error,
     parse_envelope,
     readable_id,
     readable_type,
@@ -56,6 +63,7 @@ if TYPE_CHECKING:
 __all__ = ["Host"]
 
 logger = logging.getLogger("lineup_jupyter")
+HandlerT = TypeVar("HandlerT", bound=Callable[..., Any])  # what @host.capability returns
 
 _RECENT_IDS = 4096  # H9: how many (sender, id) pairs are remembered to refuse repeats
 _RAW_SHOWN = 1000  # characters of an unparseable message kept in the history
@@ -99,6 +107,7 @@ class Host:
         self.limits = limits or DEFAULT_LIMITS
         self._bus = Bus(conversation_id, history_size=history_size)
         self.surfaces = Surfaces(self.limits)
+        self.components = Components()
         self._lock = threading.RLock()
         self._seen: set[tuple[str, str]] = set()
         self._seen_order: deque[tuple[str, str]] = deque()
@@ -116,6 +125,8 @@ class Host:
             "lineup.v1.ui.patch": self._patch,
             "lineup.v1.ui.close": self._close,
             "lineup.v1.app.call": self._check_call,
+            "lineup.v1.component.show": self._show_component,
+            "lineup.v1.component.remove": self._remove_component,
         }
         self._inventory: dict[str, Any] | None = None
         # The capability broker (docs/capabilities.md). artifact.save writes under
@@ -234,6 +245,16 @@ class Host:
 
     def _close(self, envelope: UiClose) -> None:
         self.surfaces.close(envelope.sender.id, envelope.payload)
+
+    def _show_component(self, envelope: ComponentShow) -> None:
+        self.components.show(envelope.sender.id, envelope.payload)
+
+    def _remove_component(self, envelope: ComponentRemove) -> None:
+        removed = self.components.remove(envelope.sender.id, envelope.payload.component_id)
+        if removed.pending:  # H14: the question still gets its one answer, a cancel
+            self._send_answer(
+                removed.component_id, removed.spec.kind, "cancelled", None, removed.owner
+            )
 
     def _answer_call(self, envelope: AppCall) -> None:
         try:
@@ -369,6 +390,45 @@ class Host:
             )
             return None
 
+    def answer(
+        self, component_id: str, status: str = "answered", value: Any = None
+    ) -> ProtocolError | None:
+        """The user's answer to a question (choice, confirm, input), or their cancel (H14).
+
+        The view calls this; a notebook or a test may too. The answer is checked against the
+        question here (the kernel decides) and reaches the agent that asked, exactly once.
+        """
+        with self._lock:
+            shown = self.components.get(component_id)
+            # A non-question is answered as if it were one, so the store says what it is.
+            kind = shown.spec.kind if shown is not None and shown.is_question else "confirm"
+            data: dict[str, Any] = {"component_id": component_id, "kind": kind, "status": status}
+            if value is not None:
+                data["value"] = value
+            try:
+                self.components.existing(component_id)
+                try:
+                    payload = ComponentAnswerPayload.model_validate(data)
+                except ValidationError as exc:
+                    raise from_validation_error(
+                        exc, ComponentAnswerPayload, data, at=("payload",)
+                    ) from None
+                component = self.components.answer(payload)
+            except ProtocolError as error:
+                error = error.with_refused(None, "lineup.v1.component.answer")
+                self._bus.history.add("to_agent", "refused", _shown(data), error.to_payload())
+                return error
+            self._send_answer(
+                component_id, component.spec.kind, payload.status, payload.value, component.owner
+            )
+            return None
+
+    def _send_answer(self, component_id: str, kind: str, status: str, value: Any, to: str) -> None:
+        payload: dict[str, Any] = {"component_id": component_id, "kind": kind, "status": status}
+        if value is not None:
+            payload["value"] = value
+        self._send("lineup.v1.component.answer", payload, to=to)
+
     # ---- inventory (C1, C2, C4) ------------------------------------------------------
 
     @property
@@ -382,7 +442,10 @@ class Host:
         self._inventory_revision += 1
         return {
             "revision": str(self._inventory_revision),
-            "standard_components": [],
+            "standard_components": [
+                {"id": kind, "version": version}
+                for kind, version in rules.COMPONENT_VERSIONS.items()
+            ],
             "applications": [],
             "capabilities": self._broker.inventory_entries(),  # C7: after policy
         }
@@ -402,7 +465,7 @@ class Host:
         input_schema: dict[str, Any] | None = None,
         version: str = "1.0",
         description: str | None = None,
-    ) -> Callable[[Any], Any]:
+    ) -> Callable[[HandlerT], HandlerT]:
         """Decorator: declare a capability whose handler is the decorated function.
 
         The handler gets the call's arguments (already checked against ``input_schema``) and
@@ -410,7 +473,7 @@ class Host:
         with its message. Declaring is never authorizing: the policy and the user decide.
         """
 
-        def declare(handler: Any) -> Any:
+        def declare(handler: HandlerT) -> HandlerT:
             with self._lock:
                 self._broker.capabilities.declare(
                     Capability(
@@ -496,6 +559,9 @@ class Host:
 
     def watch_surfaces(self, watcher: Callable[[SurfaceChange], None]) -> Callable[[], None]:
         return self.surfaces.watch(watcher)
+
+    def watch_components(self, watcher: Callable[[ComponentChange], None]) -> Callable[[], None]:
+        return self.components.watch(watcher)
 
     def report_refused(self, instance_id: str, report: dict[str, Any]) -> ProtocolError:
         """What the browser refused from a surface (S4, U7, U9, a flood): record it and tell

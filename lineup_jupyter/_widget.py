@@ -12,6 +12,7 @@ revision, so a surface never ends on a stale state even when messages are skippe
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import pathlib
 from typing import TYPE_CHECKING, Any
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import anywidget
 import traitlets
 
+from ._components import ComponentChange
 from ._surfaces import SurfaceChange, SurfaceInstance
 from .protocol import AppRef
 
@@ -29,6 +31,7 @@ __all__ = ["HostWidget"]
 
 logger = logging.getLogger("lineup_jupyter")
 
+COMPONENTS_INTERVAL = 0.05  # seconds between two sends of the components list, at least
 BUNDLE = pathlib.Path(__file__).parent / "static" / "lineup.js"
 _MISSING_BUNDLE = """
 export default { render({ el }) {
@@ -60,6 +63,8 @@ class HostWidget(anywidget.AnyWidget):
 
     _esm = BUNDLE if BUNDLE.exists() else _MISSING_BUNDLE
     surfaces = traitlets.List(trait=traitlets.Dict()).tag(sync=True)
+    # The standard components as views draw them (H12): markdown already sanitized (H15).
+    components = traitlets.List(trait=traitlets.Dict()).tag(sync=True)
     config = traitlets.Dict().tag(sync=True)
 
     def __init__(self, host: Host, **config: Any) -> None:
@@ -73,6 +78,10 @@ class HostWidget(anywidget.AnyWidget):
         self.config = config
         self.surfaces = self._specs()
         host.watch_surfaces(self._on_change)
+        self._components_flush: asyncio.TimerHandle | None = None
+        self._components_sent = 0.0
+        self.components = self._component_views()
+        host.watch_components(self._on_component_change)
         self.on_msg(self._on_message)
         # Consent cards (js/prompts.js): every change of the waiting calls goes to every view
         # as a message, never a synced trait (_consent.py says why).
@@ -121,6 +130,31 @@ class HostWidget(anywidget.AnyWidget):
                 }
             )
 
+    def _component_views(self) -> list[dict[str, Any]]:
+        return [component.to_view() for component in self._host.components.values()]
+
+    def _on_component_change(self, _change: ComponentChange) -> None:
+        """The list goes out at most every COMPONENTS_INTERVAL seconds, always ending on the
+        latest: a progress bar updated in a tight loop must neither trip the server's rate
+        limiter (which drops messages, leaving a stale bar) nor cost a message per update."""
+        if self._components_flush is not None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no event loop (a script, a test): send now
+            self._flush_components()
+            return
+        wait = self._components_sent + COMPONENTS_INTERVAL - loop.time()
+        self._components_flush = loop.call_later(max(0.0, wait), self._flush_components)
+
+    def _flush_components(self) -> None:
+        if self._components_flush is not None:  # also when the timer itself runs: a no-op
+            self._components_flush.cancel()
+            self._components_flush = None
+        with contextlib.suppress(RuntimeError):  # no event loop: nothing to pace
+            self._components_sent = asyncio.get_running_loop().time()
+        self.components = self._component_views()
+
     # ---- browser -> kernel ---------------------------------------------------------
 
     def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
@@ -135,6 +169,18 @@ class HostWidget(anywidget.AnyWidget):
             self._host.user_close(instance_id)
         elif kind == "refused" and isinstance(instance_id, str):
             self._host.report_refused(instance_id, content)
+        elif kind == "answer" and isinstance(content.get("component_id"), str):
+            component_id = content["component_id"]
+            error = self._host.answer(component_id, content.get("status"), content.get("value"))
+            if error is not None:  # the view shows why, and the question stays open
+                self._flush_components()
+                self.send(
+                    {
+                        "kind": "answer_refused",
+                        "component_id": component_id,
+                        "message": error.message,
+                    }
+                )
         elif kind in ("consent_sync", "consent_decide", "consent_revoke"):
             self._host._broker.views.message(content)
         else:  # only a bug of ours (or a hand-made comm message) gets here

@@ -375,6 +375,26 @@ REFUSED_SHOWS: dict[str, tuple[dict[str, Any], str, str, str]] = {
     "input pattern not a regex": (
         payload("input", pattern="(["), "invalid", "H14", "$.payload.pattern",
     ),
+    # Checking these against a crafted answer backtracks exponentially in Python's re.
+    "input pattern repeats a repetition": (
+        payload("input", pattern="(a+)+$"), "invalid", "H14", "$.payload.pattern",
+    ),
+    "input pattern repeats an alternation": (
+        payload("input", pattern="(?:a|aa)*"), "invalid", "H14", "$.payload.pattern",
+    ),
+    "input pattern with a backreference": (
+        payload("input", pattern="(a*)b\\1"), "invalid", "H14", "$.payload.pattern",
+    ),
+    "input text default a number": (payload("input", default=3), "invalid", "H12", "$.payload.default"),
+    "input number default a string": (
+        payload("input", input_type="number", default="3"), "invalid", "H12", "$.payload.default",
+    ),
+    "progress value a numeric string": (
+        payload("progress", value="0.5"), "invalid", "H12", "$.payload.value",
+    ),
+    "choice multiple a string": (
+        payload("choice", multiple="yes"), "invalid", "H12", "$.payload.multiple",
+    ),
     "markdown too long": (
         payload("markdown", markdown="x" * (256 * 1024 + 1)),
         "invalid",
@@ -483,8 +503,8 @@ REFUSED_ANSWERS: dict[str, tuple[dict[str, Any], Any, Any, str]] = {
     "choice unknown option id": (choice(multiple=True), ["a", "z"], ["a"], "$.payload.value"),
     "choice duplicate option id": (choice(multiple=True), ["a", "a"], ["a"], "$.payload.value"),
     "choice not a list": (choice(), "a", ["a"], "$.payload.value"),
-    # refused by the payload's own model: the path is relative to the payload
-    "choice option not an id": (choice(), ["not an id"], ["a"], "$.value[0]"),
+    # refused by the payload's own model: the path still starts at the payload
+    "choice option not an id": (choice(), ["not an id"], ["a"], "$.payload.value[0]"),
     "confirm with a string": (payload("confirm", "q"), "yes", True, "$.payload.value"),
     "confirm with a number": (payload("confirm", "q"), 1, False, "$.payload.value"),
     "text required but empty": (text_input(required=True), "", "x", "$.payload.value"),
@@ -506,7 +526,9 @@ REFUSED_ANSWERS: dict[str, tuple[dict[str, Any], Any, Any, str]] = {
     ),
     "text with a number": (text_input(), 5, "5", "$.payload.value"),
     "text with a list": (text_input(), ["a"], "a", "$.payload.value"),
-    "text too long for any input": (text_input(), "x" * (16 * 1024 + 1), "x", "$.value"),
+    "text too long for any input": (
+        text_input(), "x" * (16 * 1024 + 1), "x", "$.payload.value",
+    ),
     "number below min": (number_input(min=1), 0, 1, "$.payload.value"),
     "number above max": (number_input(max=10), 10.5, 10, "$.payload.value"),
     "number with a bool": (number_input(), True, 1, "$.payload.value"),
@@ -820,3 +842,21 @@ def test_H12_H14_golden_component_fixtures_play_through_a_host(host: Host, sent:
         assert error is None, error
         assert answers(sent)[-1]["payload"] == expected
     assert len(answers(sent)) == 3
+
+
+def test_H14_a_whole_number_answer_stays_a_whole_number(host: Host, sent: Recorder) -> None:
+    """H14: the user's 3 reaches the agent as 3, not 3.0; 2.5 stays 2.5."""
+    show(host, number_input())
+    assert_answer_accepted(host, sent, "q", "answered", 3)
+    assert answers(sent)[-1]["payload"]["value"] == 3
+    assert type(answers(sent)[-1]["payload"]["value"]) is int
+    show(host, payload("input", "q2", input_type="number"))
+    assert_answer_accepted(host, sent, "q2", "answered", 2.5)
+    assert type(answers(sent)[-1]["payload"]["value"]) is float
+
+
+def test_H14_simple_patterns_are_accepted() -> None:
+    """H14: the backtracking guard leaves ordinary input patterns alone."""
+    for pattern in ("[a-z]+", "(?:ab)+", "\\d{3}-\\d{4}", "(foo|bar)", "[(+*]+", "(?P<x>a)b"):
+        body = payload("input", "p", pattern=pattern)
+        validate_envelope(message("component.show", body))

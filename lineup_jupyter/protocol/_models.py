@@ -16,6 +16,9 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
     Tag,
     ValidationInfo,
     field_validator,
@@ -350,7 +353,8 @@ class ErrorPayload(WireModel):
 Prompt = Annotated[str, Field(min_length=1, max_length=r.MAX_PROMPT_LENGTH)]
 Label = Annotated[str, Field(min_length=1, max_length=r.MAX_LABEL_LENGTH)]
 Count = Annotated[int, Field(ge=0, le=r.MAX_INPUT_VALUE_LENGTH)]
-Number = Annotated[float, Field(allow_inf_nan=False)]
+# Strict: a user's 3 stays 3 (not 3.0), and true or "5" is not a number.
+Number = Annotated[Union[StrictInt, StrictFloat], Field(allow_inf_nan=False)]
 
 
 class _Component(WireModel):
@@ -408,7 +412,7 @@ class ChoiceComponent(_Component):
     options: Annotated[list[ChoiceOption], Field(min_length=1, max_length=r.MAX_CHOICE_OPTIONS)] = (
         _rule("H12")
     )
-    multiple: bool = _rule("H12", default=False)
+    multiple: StrictBool = _rule("H12", default=False)
     min_selected: Count | None = _rule("H14", default=None)
     max_selected: Count | None = _rule("H14", default=None)
     submit_label: Label = _rule("H12", default="Submit")
@@ -455,7 +459,7 @@ class InputComponent(_Component):
     default: Annotated[str, Field(max_length=r.MAX_INPUT_VALUE_LENGTH)] | Number | None = _rule(
         "H12", default=None
     )
-    required: bool = _rule("H14", default=False)
+    required: StrictBool = _rule("H14", default=False)
     min_length: Count | None = _rule("H14", default=None)
     max_length: Count | None = _rule("H14", default=None)
     pattern: Annotated[str, Field(min_length=1, max_length=r.MAX_INPUT_PATTERN_LENGTH)] | None = (
@@ -474,6 +478,9 @@ class InputComponent(_Component):
                 re.compile(value)
             except re.error as exc:
                 raise ValueError(f"H14 pattern is not a regular expression: {exc}") from None
+            risk = _backtracking_risk(value)
+            if risk is not None:
+                raise ValueError(f"H14 pattern {risk}; checking it could hang the kernel")
         return value
 
     @model_validator(mode="after")
@@ -486,11 +493,59 @@ class InputComponent(_Component):
         for name, value in wrong.items():
             if value is not None:
                 raise ValueError(f"H12 {name}: does not apply to a {self.input_type} input")
+        if self.default is not None:
+            wanted = str if self.input_type == "text" else (int, float)
+            if not isinstance(self.default, wanted):
+                raise ValueError(
+                    f"H12 default: a {self.input_type} input's default is a {self.input_type}"
+                )
         bounds = {"min_length": (self.min_length, self.max_length), "min": (self.min, self.max)}
         for name, (low, high) in bounds.items():
             if low is not None and high is not None and low > high:
                 raise ValueError(f"H12 {name}: the lower bound {low} is above the upper one {high}")
         return self
+
+
+def _backtracking_risk(pattern: str) -> str | None:
+    """Why ``pattern`` could backtrack exponentially (None: it cannot that way).
+
+    The kernel checks answers with Python's re, which cannot be interrupted: a group that is
+    repeated and itself holds a repetition or an alternation ("(a+)+", "(a|aa)*"), or a
+    backreference, can take exponential time on a crafted answer. Simple input patterns
+    never need them.
+    """
+    groups: list[bool] = []  # per open group: does it hold a repetition or an alternation?
+    index = 0
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\":
+            if pattern[index + 1 : index + 2].isdigit() and pattern[index + 1] != "0":
+                return "uses a backreference"
+            index += 2
+            continue
+        if char == "[":  # a class: skip to its end, quantifiers inside are literals
+            end = index + 1 + (pattern[index + 1 : index + 2] in ("]", "^"))
+            while end < len(pattern) and pattern[end] != "]":
+                end += 2 if pattern[end] == "\\" else 1
+            index = end + 1
+            continue
+        if char == "(":
+            groups.append(False)
+            if pattern[index + 1 : index + 2] == "?":  # (?:  (?=  (?P<name>: not a quantifier
+                index += 2
+        elif char == ")" and groups:
+            risky = groups.pop()
+            repeated = pattern[index + 1 : index + 2] in ("*", "+") or re.match(
+                r"\{[0-9]*,", pattern[index + 1 :]
+            )
+            if risky and repeated:
+                return "repeats a group that itself repeats or alternates"
+            if groups:
+                groups[-1] = groups[-1] or risky or bool(repeated)
+        elif char in "*+?{|" and groups:
+            groups[-1] = True
+        index += 1
+    return None
 
 
 def _component_kind(value: Any) -> str | None:
@@ -524,7 +579,7 @@ class ComponentRemovePayload(WireModel):
 
 AnswerValue = Union[
     Annotated[list[Id], Field(max_length=r.MAX_CHOICE_OPTIONS)],
-    bool,
+    StrictBool,
     Annotated[str, Field(max_length=r.MAX_INPUT_VALUE_LENGTH)],
     Number,
 ]

@@ -22,8 +22,6 @@ from . import _rules as r
 from ._json import check_value, dumps, loads, member_path
 from ._models import (
     ENVELOPE_CLASSES,
-    ComponentAnswer,
-    ComponentAnswerPayload,
     ComponentShow,
     Envelope,
     EnvelopeHeader,
@@ -158,9 +156,12 @@ def _unknown_type(kind: str) -> ProtocolError:
 
 
 def from_validation_error(
-    exc: ValidationError, model: type[BaseModel] | None, data: Any
+    exc: ValidationError, model: type[BaseModel] | None, data: Any, *, at: tuple[str, ...] = ()
 ) -> ProtocolError:
-    """The first pydantic error as a ProtocolError with its rule, path and a plain sentence."""
+    """The first pydantic error as a ProtocolError with its rule, path and a plain sentence.
+
+    ``at`` is where ``model`` sits in the message, when it is not the whole envelope.
+    """
     errors = exc.errors(include_url=False)
     error = errors[0]
     if error["type"] == "missing":
@@ -169,15 +170,15 @@ def from_validation_error(
         error = next(
             (e for e in errors if e["type"] == "extra_forbidden" and e["loc"][:-1] == parent), error
         )
-    loc = _strip_tags(error["loc"], model)
+    loc = _strip_tags(error["loc"], model, error["type"])
     if error["type"] == "component_kind":  # the tag itself is wrong: say where it is
         loc = (*loc, "kind")
     elif error["type"] == "value_error":  # "H12 value: ..." from a model validator names a field
         named = _NAMED_FIELD.match(str(error.get("ctx", {}).get("error", "")))
         if named:
             loc = (*loc, named.group(2))
-    path = member_path(loc)
-    rule, message = _explain(error, loc, model)
+    path = member_path((*at, *loc))
+    rule, message = _explain(error, loc, model, at)
     more = len(errors) - 1
     if more:
         message += f" ({more} more problem{'s' if more > 1 else ''} in this message.)"
@@ -190,12 +191,15 @@ def from_validation_error(
 
 
 def _explain(
-    error: ErrorDetails, loc: tuple[str | int, ...], model: type[BaseModel] | None
+    error: ErrorDetails,
+    loc: tuple[str | int, ...],
+    model: type[BaseModel] | None,
+    at: tuple[str, ...] = (),
 ) -> tuple[str, str]:
     kind = error["type"]
     field = loc[-1] if loc else None
     rule = envelope_rule(model, loc) if model is not None else _header_rule(loc)
-    where = member_path(loc)
+    where = member_path((*at, *loc))
     if kind == "component_kind":
         got = error["input"].get("kind") if isinstance(error["input"], dict) else None
         said = "missing" if got is None else _shown(got)
@@ -294,8 +298,12 @@ def _models_in(annotation: Any) -> list[type[BaseModel]]:
     return []
 
 
-def _strip_tags(loc: tuple[str | int, ...], model: type[BaseModel] | None) -> tuple[str | int, ...]:
-    """Drop the discriminator tags ('lineup.v1.ui.open', 'inline') pydantic puts in locations."""
+def _strip_tags(
+    loc: tuple[str | int, ...], model: type[BaseModel] | None, kind: str = ""
+) -> tuple[str | int, ...]:
+    """Drop the discriminator tags ('lineup.v1.ui.open', 'inline') and the union members'
+    labels ('int', 'list[constrained-str]') pydantic puts in locations: they are no part of
+    the message's JSON path."""
     kept: list[str | int] = []
     for index, part in enumerate(loc):
         if index == 0 and model is not None and part == _tag_of(model):
@@ -309,18 +317,11 @@ def _strip_tags(loc: tuple[str | int, ...], model: type[BaseModel] | None) -> tu
             and loc[index - 1] == "payload"  # the tag, not a field named like it ("text")
         ):
             continue
-        if isinstance(part, str) and _in_answer_value(kept, model):  # a union member's label
+        unknown_key = kind == "extra_forbidden" and index == len(loc) - 1  # a key of the input
+        if isinstance(part, str) and not unknown_key and _UNION_LABEL.fullmatch(part):
             continue
         kept.append(part)
     return tuple(kept)
-
-
-def _in_answer_value(kept: list[str | int], model: type[BaseModel] | None) -> bool:
-    """Just inside component.answer's value, where pydantic names the union member that
-    failed ("list[constrained-str]"), which is no part of the message's JSON path."""
-    return (model is ComponentAnswer and kept == ["payload", "value"]) or (
-        model is ComponentAnswerPayload and kept == ["value"]
-    )
 
 
 def _tag_of(model: type[BaseModel]) -> str | None:
@@ -352,6 +353,7 @@ def _shown(value: Any) -> str:
 
 
 _ID = re.compile(r.ID_PATTERN)
+_UNION_LABEL = re.compile(r"int|float|bool|str|constrained-[a-z]+|[a-z-]+\[.*\]")
 _NAMED_FIELD = re.compile(r"^([A-Z][0-9]{1,2}) ([a-z_]+): ")
 
 

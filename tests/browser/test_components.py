@@ -104,10 +104,10 @@ def test_updates_in_place_keep_the_order_and_a_removed_component_goes(
     """H13: showing a shown id again updates it where it is; component.remove removes it."""
     notebook = show(open_notebook, SHOW_ALL)
     page = notebook.page
-    ids = '.lineup-components .lineup-component'
+    ids = ".lineup-components .lineup-component"
     before = page.locator(ids).evaluate_all("nodes => nodes.map(n => n.dataset.componentId)")
     notebook.run_cell(
-        'for step in range(1, 201):\n'
+        "for step in range(1, 201):\n"
         '    agent.progress(step / 200, label="Download", component_id="pg")\n'
         'agent.status("Loaded", "done", component_id="st")'
     )
@@ -139,7 +139,12 @@ def test_a_choice_clicked_reaches_the_agent_once(open_notebook: OpenNotebook, ui
     expect(card.locator(".lineup-outcome")).to_have_text("Answered: Green")
     expect(card.get_by_role("button", name="Submit")).to_be_disabled()
     expect(card.get_by_label("Red")).to_be_disabled()
-    expected = {"component_id": "colour", "kind": "choice", "status": "answered", "value": ["green"]}
+    expected = {
+        "component_id": "colour",
+        "kind": "choice",
+        "status": "answered",
+        "value": ["green"],
+    }
     assert agent_answers(notebook) == [expected]
     assert notebook.run_cell("print(colour.result(), colour.status)") == "green answered\n"
 
