@@ -260,3 +260,25 @@ def test_components_and_answers_survive_a_reload(open_notebook: OpenNotebook) ->
     component(page, "later").get_by_role("button", name="Confirm").click()
     expect(component(page, "later").locator(".lineup-outcome")).to_have_text("Answered: Confirm")
     assert [a["component_id"] for a in agent_answers(notebook)] == ["done", "later"]
+
+
+def test_components_follow_the_notebook_theme(open_notebook: OpenNotebook) -> None:
+    """Components take JupyterLab's theme colours: text stays readable in light and dark."""
+    notebook = show(open_notebook, SHOW_ALL)
+    page = notebook.page
+    card = component(page, "txt")
+
+    def colours() -> tuple[str, str]:
+        text, background = card.evaluate(
+            "node => [getComputedStyle(node).color, getComputedStyle(node).backgroundColor]"
+        )
+        return text, background
+
+    light = colours()
+    notebook.command("apputils:change-theme", {"theme": "JupyterLab Dark"})
+    expect(page.locator("body")).to_have_attribute("data-jp-theme-light", "false")
+    dark = colours()
+    notebook.command("apputils:change-theme", {"theme": "JupyterLab Light"})
+    expect(page.locator("body")).to_have_attribute("data-jp-theme-light", "true")
+    assert light != dark
+    assert dark[0] != dark[1] and light[0] != light[1]  # text never the background's colour
