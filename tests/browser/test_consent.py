@@ -12,10 +12,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from playwright.sync_api import BrowserContext, Locator, Page, Route, expect
 
 from .conftest import OpenNotebook
-from .jupyter import JupyterServer, NotebookPage
+from .jupyter import UI, JupyterServer, NotebookPage
 
 SETUP = """\
 import json
@@ -52,17 +53,18 @@ def ask(
     return card
 
 
+@pytest.mark.parametrize("ui", ["lab", "notebook"])
 def test_the_card_shows_the_request_and_allow_saves_the_artifact(
-    open_notebook: OpenNotebook, jupyter: JupyterServer
+    open_notebook: OpenNotebook, jupyter: JupyterServer, ui: UI
 ) -> None:
     """C10: capability, reason, arguments (as text), agent, risk and expiry are shown; nothing
     runs before Allow; Allow runs it once. H25: artifact.save writes the file."""
-    notebook = open_notebook([SETUP])
+    notebook = open_notebook([SETUP], ui=ui)
     page = notebook.page
     card = ask(
         notebook,
         "artifact.save",
-        {"path": "consent/summary.txt", "content": "<b>not html</b>"},
+        {"path": f"consent/{ui}/summary.txt", "content": "<b>not html</b>"},
         "Save the meeting summary",
         "save_1",
     )
@@ -73,18 +75,20 @@ def test_the_card_shows_the_request_and_allow_saves_the_artifact(
     expect(card.locator(".lineup-prompt-expiry")).to_contain_text("Expires in")
     args = card.locator("pre.lineup-prompt-args")
     assert json.loads(args.inner_text()) == {
-        "path": "consent/summary.txt",
+        "path": f"consent/{ui}/summary.txt",
         "content": "<b>not html</b>",
     }
     expect(args.locator("b")).to_have_count(0)  # inserted as text, never as HTML
-    saved = jupyter.root / "artifacts" / "consent" / "summary.txt"
+    saved = jupyter.root / "artifacts" / "consent" / ui / "summary.txt"
     assert not saved.exists() and agent_results(notebook) == {}
 
     card.locator("button.lineup-allow").click()
     expect(card).to_have_count(0)
     assert saved.read_text() == "<b>not html</b>"
     result = agent_results(notebook)["save_1"]
-    assert result["status"] == "completed" and result["result"]["path"] == "consent/summary.txt"
+    assert (
+        result["status"] == "completed" and result["result"]["path"] == f"consent/{ui}/summary.txt"
+    )
     expect(page.locator(".lineup-consent-recent")).to_contain_text("completed")
 
 
