@@ -154,7 +154,7 @@ export const ERROR_CODES = Object.freeze({
   "internal": "the host failed while handling a valid message",
 });
 
-/** @type {Readonly<Record<"S2" | "S3" | "S4" | "S7" | "M1" | "M2" | "M3" | "U1" | "U2" | "U3" | "U4" | "U5" | "U7" | "U8" | "U9" | "U10" | "C3" | "C4" | "C7" | "C8" | "C9" | "C10" | "C11" | "C12" | "C13" | "H20" | "H21" | "H22" | "H23" | "H24" | "H25" | "H1" | "H2" | "H3" | "H4" | "H5" | "H6" | "H7" | "H8" | "H9" | "H12" | "H13" | "H14" | "H15", string>>} */
+/** @type {Readonly<Record<"S2" | "S3" | "S4" | "S7" | "M1" | "M2" | "M3" | "U1" | "U2" | "U3" | "U4" | "U5" | "U7" | "U8" | "U9" | "U10" | "C3" | "C4" | "C5" | "C6" | "C7" | "C8" | "C9" | "C10" | "C11" | "C12" | "C13" | "H20" | "H21" | "H22" | "H23" | "H24" | "H25" | "H1" | "H2" | "H3" | "H4" | "H5" | "H6" | "H7" | "H8" | "H9" | "H12" | "H13" | "H14" | "H15", string>>} */
 export const RULES = Object.freeze({
   "S2": "A surface runs only in a sandboxed iframe with allow-scripts and nothing more.",
   "S3": "A surface's CSP forbids network, remote scripts and nested frames: at least default-src 'none'; connect-src 'none'; img-src data: blob:; style-src 'unsafe-inline'; script-src 'unsafe-inline'.",
@@ -174,6 +174,8 @@ export const RULES = Object.freeze({
   "U10": "ui.close carries instance_id and reason; a user's close reaches the agent as ui.event 'close'.",
   "C3": "A reference to an app, surface or capability the client does not have gets a deterministic 'unsupported' or 'revoked' answer, never a fallback.",
   "C4": "client.inventory carries revision, standard_components [{id, version}], applications [{id, version, surfaces [{id, events}]}] and capabilities [{name, version, risk}].",
+  "C5": "applications lists only apps enabled in the app center and verified locally, never bundle source, install source, file paths or user content.",
+  "C6": "An installed app's surface is opened by app id alone, and sends only the events its manifest declares, with data matching the event's schema when it declares one.",
   "C7": "app.list entries carry name, version, risk and input_schema.",
   "C8": "risk is one of display_only, user_confirmation, system_permission, restricted.",
   "C9": "app.call carries call_id, capability, reason, expires_at (an RFC 3339 time) and arguments (a JSON object).",

@@ -3,6 +3,7 @@
 lineup validate FILE|-     one envelope, or JSON lines; exit 1 if any is not valid
 lineup schema              the JSON Schema of every lineup.v1 message
 lineup hash PATH           the app.integrity string of a bundle (H4)
+lineup app ...             the app center: install, list, enable, disable, rollback, remove, verify
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from ._cli_apps import add_app_commands
 from ._errors import ProtocolError
 from .protocol import Limits, bundle_integrity, validate_envelope
 
@@ -137,6 +139,7 @@ def _parser() -> argparse.ArgumentParser:
         "or a JSON bundle or ui.open envelope",
     )
     hash_.set_defaults(run=_hash)
+    add_app_commands(commands)
     return parser
 
 

@@ -21,8 +21,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from jsonschema import Draft202012Validator
 from pydantic import ValidationError
 
+from ._apps import AppCenter, Change, OpenedSurface
 from ._audit import Audit
 from ._broker import Broker, Decision, PendingCall
 from ._builtins import builtin_capabilities
@@ -30,6 +32,7 @@ from ._bus import Bus, History, Subscription
 from ._capabilities import ANY_OBJECT, Capabilities, Capability, Policy, Risk
 from ._components import ComponentChange, Components
 from ._errors import ProtocolError, UsageError
+from ._manifest import SurfaceManifest
 from ._store import data_dir as _data_dir
 from ._surfaces import SurfaceChange, Surfaces
 from .protocol import (
@@ -46,7 +49,7 @@ from .protocol import (
     rules,
     validate_surface_message,
 )
-from .protocol._json import dumps
+from .protocol._json import dumps, member_path
 from .protocol._models import ComponentAnswerPayload
 from .protocol._validate import (
     DEFAULT_LIMITS,
@@ -111,7 +114,6 @@ class Host:
         self._lock = threading.RLock()
         self._seen: set[tuple[str, str]] = set()
         self._seen_order: deque[tuple[str, str]] = deque()
-        self._inventory_revision = 0
         self._widget: Any = None
         self._view_config = {
             "min_height": min_height,
@@ -136,6 +138,15 @@ class Host:
         self._calls = self._broker.calls  # call_id -> (fingerprint, answer or None: waiting)
         for builtin in builtin_capabilities(lambda: self.artifacts_dir):
             self._broker.capabilities.declare(builtin)
+        # The app center (docs/apps.md): installed apps, their cache, the inventory revision.
+        self.apps = AppCenter(
+            _data_dir(data_dir),
+            on_change=self._apps_changed,
+            max_bundle_bytes=self.limits.max_bundle_bytes,
+        )
+        # instance_id -> (generation, app id, manifest surface) of each open installed surface:
+        # the events it may send (C6). A later inline ui.open of that id has a new generation.
+        self._declared: dict[str, tuple[int, str, SurfaceManifest]] = {}
 
     # ---- the contract ----------------------------------------------------------------
 
@@ -201,19 +212,13 @@ class Host:
             )
         return act
 
-    def _check_open(self, envelope: UiOpen) -> None:
+    def _check_open(self, envelope: UiOpen) -> OpenedSurface | None:
         app = envelope.payload.app
         self.surfaces._owned(
             envelope.sender.id, envelope.payload.instance_id, "$.payload.instance_id"
         )
-        if isinstance(app, AppRef):
-            raise ProtocolError(
-                "unsupported",
-                "C3",
-                "$.payload.app",
-                f"no installed app {app.id!r} with a surface {app.surface!r} is enabled on this "
-                "host, so nothing is opened and nothing is downloaded. " + rules.RULES["C3"],
-            )
+        if isinstance(app, AppRef):  # enabled and verified from the cache, or refused (C3, S7)
+            return self.apps.open_surface(app)
         if app.integrity is not None:
             actual = bundle_integrity(app.html, app.css, app.js)
             if actual != app.integrity:
@@ -224,6 +229,7 @@ class Host:
                     f"the bundle hashes to {actual}, not {app.integrity}; it was changed or the "
                     "digest was computed differently (see `lineup hash`). " + rules.RULES["S7"],
                 )
+        return None
 
     def _check_call(self, envelope: AppCall) -> None:
         recorded = self._calls.get(envelope.payload.call_id)
@@ -237,8 +243,19 @@ class Host:
             )
 
     def _open(self, envelope: UiOpen) -> None:
-        self._check_open(envelope)
-        self.surfaces.open(envelope.sender.id, envelope.payload)
+        installed = self._check_open(envelope)
+        payload = envelope.payload
+        if installed is not None:  # the view draws the installed bundle like an inline one
+            payload = payload.model_copy(update={"app": installed.app})
+        instance = self.surfaces.open(envelope.sender.id, payload)
+        if installed is not None:
+            self._declared[instance.instance_id] = (
+                instance.generation,
+                installed.app.id,
+                installed.surface,
+            )
+        else:
+            self._declared.pop(instance.instance_id, None)
 
     def _patch(self, envelope: UiPatch) -> None:
         self.surfaces.patch(envelope.sender.id, envelope.payload)
@@ -346,6 +363,7 @@ class Host:
                         f"a message arrived for surface {instance_id!r}, which is not open.",
                     )
                 event, data = validate_surface_message(message)
+                self._check_declared(instance.instance_id, instance.generation, event, data)
             except ProtocolError as error:
                 error = error.with_refused(None, "lineup.surface.v1.event")
                 return self._report_surface(instance_id, _shown(message), error)
@@ -355,6 +373,36 @@ class Host:
                 to=instance.owner,
             )
             return None
+
+    def _check_declared(
+        self, instance_id: str, generation: int, event: str, data: dict[str, Any]
+    ) -> None:
+        """An installed app's surface sends only its declared events, with data matching the
+        event's schema when the manifest gives one (C6)."""
+        declared = self._declared.get(instance_id)
+        if declared is None or declared[0] != generation:
+            return  # an inline bundle: its events are the agent's business (U9 still holds)
+        _, app_id, surface = declared
+        if event not in surface.events:
+            raise ProtocolError(
+                "invalid",
+                "C6",
+                "$.event",
+                f"surface {surface.id!r} of {app_id} sent the event {event!r}, which its "
+                f"manifest does not declare (it declares {surface.events}). " + rules.RULES["C6"],
+            )
+        schema = surface.event_schemas.get(event)
+        if schema is not None:
+            problem = next(iter(Draft202012Validator(schema).iter_errors(data)), None)
+            if problem is not None:
+                path = member_path(("data", *problem.absolute_path))
+                raise ProtocolError(
+                    "invalid",
+                    "C6",
+                    path,
+                    f"{path}: {problem.message} (the schema {app_id} declares for "
+                    f"{event!r}). " + rules.RULES["C6"],
+                )
 
     def user_event(
         self, instance_id: str, event: str, data: dict[str, Any] | None = None
@@ -433,20 +481,23 @@ class Host:
 
     @property
     def inventory(self) -> dict[str, Any]:
-        """The latest client.inventory payload (made on first use)."""
-        if self._inventory is None:
+        """The latest client.inventory payload (made on first use; remade under a new revision
+        when another kernel changed the app center meanwhile)."""
+        if (
+            self._inventory is None
+            or self._inventory["applications"] != self.apps.inventory_entries()
+        ):
             self._inventory = self._make_inventory()
         return json.loads(dumps(self._inventory))  # type: ignore[no-any-return]
 
     def _make_inventory(self) -> dict[str, Any]:
-        self._inventory_revision += 1
         return {
-            "revision": str(self._inventory_revision),
+            "revision": str(self.apps.next_revision()),  # C2: persisted, never reused (H36)
             "standard_components": [
                 {"id": kind, "version": version}
                 for kind, version in rules.COMPONENT_VERSIONS.items()
             ],
-            "applications": [],
+            "applications": self.apps.inventory_entries(),  # C5: enabled and verified
             "capabilities": self._broker.inventory_entries(),  # C7: after policy
         }
 
@@ -549,6 +600,36 @@ class Host:
         ):
             self._inventory = self._make_inventory()
             self._send("lineup.v1.client.inventory", self.inventory, to=None)
+
+    def _apps_changed(self, app_id: str, change: Change) -> None:
+        """The app center changed (C1): a disabled or removed app's open surfaces close and
+        their agents hear ui.event 'close' (H35); agents that saw the inventory get a new one."""
+        with self._lock:
+            if change in ("disabled", "removed"):
+                for instance_id, (generation, declared_app, _) in list(self._declared.items()):
+                    instance = self.surfaces.get(instance_id)
+                    if instance is None or instance.generation != generation:
+                        del self._declared[instance_id]  # closed or replaced since
+                        continue
+                    if declared_app != app_id:
+                        continue
+                    del self._declared[instance_id]
+                    self.surfaces.close(
+                        None,
+                        UiClosePayload.model_construct(instance_id=instance_id, reason=change),
+                    )
+                    self._send(
+                        "lineup.v1.ui.event",
+                        {
+                            "instance_id": instance_id,
+                            "event": "close",
+                            "data": {"reason": f"app_{change}", "app_id": app_id},
+                        },
+                        to=instance.owner,
+                    )
+            if self._inventory is not None:
+                self._inventory = self._make_inventory()
+                self._send("lineup.v1.client.inventory", self.inventory, to=None)
 
     # ---- for the notebook and the inspector -----------------------------------------
 

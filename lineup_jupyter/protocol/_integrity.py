@@ -18,7 +18,7 @@ import base64
 import hashlib
 from collections.abc import Mapping
 
-__all__ = ["bundle_bytes", "bundle_integrity"]
+__all__ = ["bundle_bytes", "bundle_integrity", "parse_bundle_bytes"]
 
 _MAGIC = b"lineup-bundle-v1\n"
 
@@ -47,3 +47,46 @@ def bundle_integrity(
     """``sha256-<base64>`` of :func:`bundle_bytes`."""
     digest = hashlib.sha256(bundle_bytes(html, css, js, assets)).digest()
     return "sha256-" + base64.b64encode(digest).decode("ascii")
+
+
+def parse_bundle_bytes(data: bytes) -> tuple[str, str, str, dict[str, bytes]]:
+    """The inverse of :func:`bundle_bytes`: (html, css, js, assets). The app center's cache
+    stores exactly the hashed bytes, so what is verified is what is opened.
+
+    Raises ValueError for bytes that are not such a framing (a damaged cache file)."""
+    view = memoryview(data)
+    if bytes(view[: len(_MAGIC)]) != _MAGIC:
+        raise ValueError("not a lineup-bundle-v1 framing")
+    position = len(_MAGIC)
+
+    def line() -> bytes:
+        nonlocal position
+        end = data.index(b"\n", position)
+        value = data[position:end]
+        position = end + 1
+        return value
+
+    def counted() -> bytes:
+        nonlocal position
+        length = line()
+        if not length.isdigit():
+            raise ValueError("a length is not a decimal number")
+        end = position + int(length)
+        if data[end : end + 1] != b"\n":
+            raise ValueError("a part does not end where its length says")
+        value = data[position:end]
+        position = end + 1
+        return value
+
+    texts: list[str] = []
+    for name in (b"html", b"css", b"js"):
+        if line() != name:
+            raise ValueError(f"expected the {name.decode()} part")
+        texts.append(counted().decode("utf-8"))
+    assets: dict[str, bytes] = {}
+    while position < len(data):
+        if line() != b"asset":
+            raise ValueError("expected an asset")
+        path = counted().decode("utf-8")
+        assets[path] = counted()
+    return texts[0], texts[1], texts[2], assets

@@ -168,6 +168,10 @@ RULES: Final = {
     "C4": "client.inventory carries revision, standard_components [{id, version}], "
     "applications [{id, version, surfaces [{id, events}]}] and capabilities "
     "[{name, version, risk}].",
+    "C5": "applications lists only apps enabled in the app center and verified locally, never "
+    "bundle source, install source, file paths or user content.",
+    "C6": "An installed app's surface is opened by app id alone, and sends only the events "
+    "its manifest declares, with data matching the event's schema when it declares one.",
     "C7": "app.list entries carry name, version, risk and input_schema.",
     "C8": "risk is one of display_only, user_confirmation, system_permission, restricted.",
     "C9": "app.call carries call_id, capability, reason, expires_at (an RFC 3339 time) "
