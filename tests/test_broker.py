@@ -753,9 +753,8 @@ def test_c10_an_audit_that_cannot_be_written_still_answers(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """The agent never waits forever; the failure is logged as an error for the user."""
-    blocked = tmp_path / "not-a-folder"
-    blocked.write_text("a file where the data dir should be")
-    host = Host(conversation_id=CONVERSATION, data_dir=blocked)
+    (tmp_path / "audit.sqlite3").mkdir()  # a folder where the database file should be
+    host = Host(conversation_id=CONVERSATION, data_dir=tmp_path)
     sent = Recorder(host)
     host.receive(call("c1", "none.such"))
     assert [a["status"] for a in results(sent)] == ["unsupported"]
