@@ -7,6 +7,7 @@ with an underscore is private and may change.
 from __future__ import annotations
 
 from ._agent import Agent, SurfaceEvent
+from ._apps import AppCenter, AppInfo, AppVerification, shipped_apps
 from ._audit import Audit, AuditTable, AuditVerification
 from ._broker import PendingCall
 from ._bus import History, Record, Subscription
@@ -21,6 +22,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Agent",
+    "AppCenter",
+    "AppInfo",
+    "AppVerification",
     "Audit",
     "AuditTable",
     "AuditVerification",
@@ -44,5 +48,6 @@ __all__ = [
     "UsageError",
     "__version__",
     "bundle_integrity",
+    "shipped_apps",
     "validate_envelope",
 ]

@@ -187,6 +187,8 @@ class AppCenter:
             row = db.execute("SELECT current FROM apps WHERE id = ?", (manifest.id,)).fetchone()
             if row is not None:
                 if self._same(db, manifest, framings):
+                    for data in framings.values():  # a damaged cache copy is repaired
+                        self._write_blob(sri(data), data)
                     return self._info(db, manifest.id)
                 raise UsageError(
                     f"[lineup] {manifest.id} is already installed (version {row[0]}); "

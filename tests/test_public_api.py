@@ -9,6 +9,9 @@ import lineup_jupyter.protocol
 
 PUBLIC = {
     "Agent",
+    "AppCenter",
+    "AppInfo",
+    "AppVerification",
     "Audit",
     "AuditTable",
     "AuditVerification",
@@ -32,6 +35,7 @@ PUBLIC = {
     "UsageError",
     "__version__",
     "bundle_integrity",
+    "shipped_apps",
     "validate_envelope",
 }
 
