@@ -149,6 +149,10 @@ class AppCenter:
         self.limits = limits or InstallLimits()
         self._on_change = on_change
         self._lock = threading.Lock()  # one connection, shared by this process's threads
+        # The current row of each app read so far, valid while PRAGMA data_version says no
+        # other connection (kernel, CLI) committed: an open is then one cheap query, not a join.
+        self._rows: dict[str, tuple[bool, str, AppManifest, dict[str, str]] | None] = {}
+        self._data_version: int | None = None
         self._db = connect(directory / "apps.sqlite3")
         with self._transaction():
             # executescript would commit on its own: the statements run one by one inside
@@ -169,6 +173,7 @@ class AppCenter:
                 self._db.execute("ROLLBACK")
                 raise
             self._db.execute("COMMIT")
+            self._rows.clear()  # data_version does not count this connection's own commits
 
     def _changed(self, app_id: str, change: Change) -> None:
         if self._on_change is not None:
@@ -413,15 +418,24 @@ class AppCenter:
 
     def _installed(self, app_id: str) -> tuple[bool, str, AppManifest, dict[str, str]] | None:
         with self._lock:
+            (data_version,) = self._db.execute("PRAGMA data_version").fetchone()
+            if data_version != self._data_version:
+                self._rows.clear()
+                self._data_version = data_version
+            if app_id in self._rows:
+                return self._rows[app_id]
             row = self._db.execute(
                 "SELECT a.enabled, a.current, v.manifest, v.integrities FROM apps a "
                 "JOIN versions v ON v.app_id = a.id AND v.version = a.current WHERE a.id = ?",
                 (app_id,),
             ).fetchone()
-        if row is None:
-            return None
-        integrities: dict[str, str] = json.loads(row[3])
-        return bool(row[0]), row[1], AppManifest.model_validate_json(row[2]), integrities
+            found = None
+            if row is not None:
+                integrities: dict[str, str] = json.loads(row[3])
+                manifest = AppManifest.model_validate_json(row[2])
+                found = (bool(row[0]), row[1], manifest, integrities)
+            self._rows[app_id] = found
+            return found
 
     def _load(self, app_id: str, version: str, surface_id: str, integrity: str) -> bytes:
         """The cached framing, verified against the registry's digest (H32)."""
