@@ -24,14 +24,19 @@ export const SURFACE_CSP = [
   "manifest-src 'none'",
 ].join("; ");
 
-/** The shell runs only our inline script; frame-src 'none' blocks the surface navigating. */
+/** The shell runs only our inline script; frame-src 'none' blocks the surface navigating.
+ * A srcdoc frame inherits its parent's policy on top of its own, so the shell lets through
+ * exactly the local resources SURFACE_CSP grants (data:/blob: images, fonts, media; S3):
+ * with img-src 'none' here, a surface's data: image (an app's inlined asset) was blocked. */
 export const SHELL_CSP = [
   "default-src 'none'",
   "script-src 'unsafe-inline'",
   "style-src 'unsafe-inline'",
   "frame-src 'none'",
   "child-src 'none'",
-  "img-src 'none'",
+  "img-src data: blob:",
+  "font-src data:",
+  "media-src data: blob:",
   "connect-src 'none'",
   "form-action 'none'",
 ].join("; ");
