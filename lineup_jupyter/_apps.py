@@ -153,12 +153,18 @@ class AppCenter:
         # other connection (kernel, CLI) committed: an open is then one cheap query, not a join.
         self._rows: dict[str, tuple[bool, str, AppManifest, dict[str, str]] | None] = {}
         self._data_version: int | None = None
-        self._db = connect(directory / "apps.sqlite3")
-        with self._transaction():
-            # executescript would commit on its own: the statements run one by one inside
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    self._db.execute(statement)
+        try:
+            self._db = connect(directory / "apps.sqlite3")
+            with self._transaction():
+                # executescript would commit on its own: the statements run one by one inside
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        self._db.execute(statement)
+        except (OSError, sqlite3.Error) as exc:
+            raise UsageError(
+                f"[lineup] the app center cannot open its database in {directory}: {exc}; "
+                "pass data_dir= or set LINEUP_JUPYTER_HOME to a writable folder"
+            ) from None
 
     def close(self) -> None:
         self._db.close()

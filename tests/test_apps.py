@@ -713,3 +713,10 @@ def test_h31_the_cli_prints_the_integrity_a_url_install_needs(tmp_path: Path) ->
 def test_the_existing_commands_still_work(tmp_path: Path) -> None:
     (tmp_path / "index.html").write_text("<p/>")
     assert run("hash", str(tmp_path)) == (0, bundle_integrity("<p/>") + "\n")
+
+
+def test_g4_an_unusable_data_dir_is_a_clear_usage_error(tmp_path: Path) -> None:
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    with pytest.raises(UsageError, match="cannot open its database"):
+        Host(CONVERSATION, data_dir=blocked)
