@@ -112,6 +112,10 @@ class _Collector:
 
 def _read_folder(folder: Path, collector: _Collector) -> None:
     for root, dirs, names in os.walk(folder, followlinks=False):
+        # Hidden entries (.git, .DS_Store) are never read: a manifest cannot name them (H30),
+        # and a checkout's .git alone would pass the file limit.
+        dirs[:] = [name for name in dirs if not name.startswith(".")]
+        names = [name for name in names if not name.startswith(".")]
         for entry in [*dirs, *names]:
             full = Path(root) / entry
             mode = full.lstat().st_mode

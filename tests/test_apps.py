@@ -235,6 +235,15 @@ def test_h30_all_files_together_are_bounded(host: Host, tmp_path: Path) -> None:
         center.install(folder)
 
 
+def test_h30_hidden_entries_of_a_folder_are_not_read(host: Host, app_dir: Path) -> None:
+    """A git checkout of an app installs: its .git is skipped, not counted or stored."""
+    for i in range(300):
+        (app_dir / ".git" / f"object{i}").parent.mkdir(exist_ok=True)
+        (app_dir / ".git" / f"object{i}").write_text("x")
+    (app_dir / ".secret-link").symlink_to("/etc/hostname")
+    assert host.apps.install(app_dir).id == APP
+
+
 def test_h30_a_folder_holding_a_symlink_is_refused(host: Host, app_dir: Path) -> None:
     (app_dir / "secret.txt").symlink_to("/etc/hostname")
     with pytest.raises(UsageError, match="symbolic link"):
