@@ -15,17 +15,16 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import gc
 import os
 import platform
 import pstats
 import statistics
 import sys
 import tempfile
-import time
-from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+from _timing import timed  # bench/ is the script's folder, first on sys.path
 
 try:
     from lineup_jupyter import Host
@@ -81,20 +80,6 @@ def make_host(data_dir: Path) -> Host:
 
 def status(sent: dict[str, Any]) -> str:
     return str(sent["payload"].get("status", ""))
-
-
-def timed(run: Callable[[Any], Any], items: Sequence[Any]) -> float:
-    """Nanoseconds per item for one pass, with the collector off as timeit does."""
-    gc.collect()
-    gc.disable()
-    try:
-        started = time.perf_counter_ns()
-        for item in items:
-            run(item)
-        elapsed = time.perf_counter_ns() - started
-    finally:
-        gc.enable()
-    return elapsed / len(items)
 
 
 def main() -> None:

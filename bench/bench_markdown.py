@@ -18,19 +18,18 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import gc
 import json
 import os
 import platform
 import pstats
 import statistics
 import sys
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import nh3
+from _timing import timed  # bench/ is the script's folder, first on sys.path
 
 try:
     from lineup_jupyter import _markdown
@@ -102,20 +101,6 @@ def document(kib: int = 100) -> str:
     return "".join(parts)
 
 
-def timed(run: Callable[[Any], Any], items: Sequence[Any]) -> float:
-    """Nanoseconds per pass over ``items``, with the collector off as timeit does."""
-    gc.collect()
-    gc.disable()
-    try:
-        started = time.perf_counter_ns()
-        for item in items:
-            run(item)
-        elapsed = time.perf_counter_ns() - started
-    finally:
-        gc.enable()
-    return float(elapsed)
-
-
 def compare(
     baseline: Callable[[Any], Any],
     baseline_items: Sequence[Any],
@@ -131,7 +116,7 @@ def compare(
     for turn in range(repeats + 1):  # turn 0 warms up and is dropped
         order = ((base, baseline, baseline_items), (subj, subject, subject_items))
         for times, run, items in order if turn % 2 else order[::-1]:
-            times.append(timed(run, items))
+            times.append(timed(run, items) * len(items))  # per pass
     ratio = statistics.median(s / b for s, b in zip(subj[1:], base[1:], strict=True))
     return statistics.median(base[1:]) / 1e6, statistics.median(subj[1:]) / 1e6, ratio
 

@@ -12,17 +12,17 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import gc
 import json
 import os
 import platform
 import pstats
 import statistics
 import sys
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from _timing import timed  # bench/ is the script's folder, first on sys.path
 
 try:
     from lineup_jupyter import Host
@@ -101,20 +101,6 @@ def host_with_open_instance() -> Host:
     opened = big_opens(1)[0].replace(b"msg_open_0000000", b"msg_setup_00000")
     assert host.receive(opened) is None
     return host
-
-
-def timed(run: Callable[[Any], Any], items: Sequence[Any]) -> float:
-    """Nanoseconds per item for one pass, with the collector off as timeit does."""
-    gc.collect()
-    gc.disable()
-    try:
-        started = time.perf_counter_ns()
-        for item in items:
-            run(item)
-        elapsed = time.perf_counter_ns() - started
-    finally:
-        gc.enable()
-    return elapsed / len(items)
 
 
 def compare(

@@ -6,6 +6,7 @@
 //                                   {kind: "state", instance_id, generation, revision, state}
 //                                   {kind: "answer_refused", component_id, message}
 // View -> kernel:                   {kind: "sync"} | {kind: "event", instance_id, message}
+//                                   {kind: "events", items: [{kind: "event", ...}, ...]}
 //                                   {kind: "close", instance_id} | {kind: "refused", ...}
 //                                   {kind: "answer", component_id, status, value?}
 // The standard components are drawn by components.js from the synced `components` list.
@@ -14,7 +15,7 @@ import { COMPONENT_STYLE, mountComponents } from "./components.js";
 import { SANDBOX, shellDocument, surfaceDocument } from "./frames.js";
 import { mountPrompts } from "./prompts.js";
 import { SURFACE_NAMESPACE } from "./protocol.generated.js";
-import { RateLimit, SizeGuard, StateQueue } from "./state_queue.js";
+import { EventBatcher, RateLimit, SizeGuard, StateQueue } from "./state_queue.js";
 import { validateSurfaceMessage } from "./surface_message.js";
 
 /**
@@ -32,6 +33,11 @@ import { validateSurfaceMessage } from "./surface_message.js";
  *   on(name: string, callback: (...args: any[]) => void): void,
  *   off(name: string, callback: (...args: any[]) => void): void }} Model
  */
+
+// Events travel one comm message each while the view sends fewer than this many a second, then
+// together, one message per window (see EventBatcher).
+const EVENTS_ALONE_PER_SECOND = 20;
+const EVENT_WINDOW_MS = 100;
 
 /** Variables a surface gets (as --lineup-NAME) from JupyterLab's theme. */
 const THEME_VARIABLES = [
@@ -115,9 +121,19 @@ function render({ model, el, signal }) {
   // only the first few and stays read-only.
   /** @type {object[]} */
   const early = [];
-  const sendWhenConnected = (/** @type {object} */ content) => {
+  const sendNow = (/** @type {object} */ content) => {
     if (connected) send(content);
     else if (early.length < 100) early.push(content);
+  };
+  // Surface events to the kernel, batched when they come thick; any other message first lets
+  // the waiting events go, so the kernel hears everything in the order it happened.
+  const events = new EventBatcher(sendNow, (items) => sendNow({ kind: "events", items }), {
+    windowMs: EVENT_WINDOW_MS,
+    batchAbove: EVENTS_ALONE_PER_SECOND,
+  });
+  const sendWhenConnected = (/** @type {object} */ content) => {
+    events.flush();
+    sendNow(content);
   };
 
   const components = mountComponents({ model, container: componentList, send: sendWhenConnected });
@@ -388,7 +404,7 @@ function render({ model, el, signal }) {
         const { code, rule, path, message: text } = verdict;
         refuse(entry, { code, rule, path, message: text });
       } else {
-        sendWhenConnected({
+        events.push({
           kind: "event",
           instance_id: entry.spec.instance_id,
           message: { namespace: SURFACE_NAMESPACE, type: "event", event: verdict.event, data: verdict.data },
@@ -426,6 +442,7 @@ function render({ model, el, signal }) {
   }, config.sync_timeout_ms);
 
   const cleanup = () => {
+    events.flush(); // what the user did last still reaches the kernel
     clearTimeout(timer);
     clearInterval(pinger);
     themeWatch.disconnect();

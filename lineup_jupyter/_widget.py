@@ -31,6 +31,7 @@ __all__ = ["HostWidget"]
 
 logger = logging.getLogger("lineup_jupyter")
 
+MAX_EVENTS_PER_MESSAGE = 1000
 COMPONENTS_INTERVAL = 0.05  # seconds between two sends of the components list, at least
 BUNDLE = pathlib.Path(__file__).parent / "static" / "lineup.js"
 _MISSING_BUNDLE = """
@@ -165,6 +166,12 @@ class HostWidget(anywidget.AnyWidget):
             self.send({"kind": "snapshot", "surfaces": self._specs()})
         elif kind == "event" and isinstance(instance_id, str):
             self._host.surface_message(instance_id, content.get("message"))
+        elif kind == "events" and isinstance(content.get("items"), list):
+            # Events batched by a busy view (js/state_queue.js EventBatcher), in order. The
+            # view's rate limit bounds them; the cap only guards against a hand-made message.
+            for item in content["items"][:MAX_EVENTS_PER_MESSAGE]:
+                if isinstance(item, dict) and item.get("kind") == "event":  # never nested
+                    self._on_message(_widget, item, _buffers)
         elif kind == "close" and isinstance(instance_id, str):
             self._host.user_close(instance_id)
         elif kind == "refused" and isinstance(instance_id, str):

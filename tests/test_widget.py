@@ -112,6 +112,32 @@ def test_browser_events_are_checked_again_by_the_kernel(host: Host, widget: Any)
     assert agent.errors[-1]["rule"] == "U9"
 
 
+def test_batched_browser_events_arrive_in_order_each_checked(host: Host, widget: Any) -> None:
+    """S4, U9: a busy view sends events together; the kernel takes them in order, checks each,
+    and never unpacks a batch inside a batch (a hand-made message cannot multiply itself)."""
+    agent = host.connect_agent("a")
+    got: list[Any] = []
+    agent.on_event()(got.append)
+    agent.open("w", html="<p>")
+    item = {"kind": "event", "instance_id": "w"}
+    nested = {"kind": "events", "items": [{**item, "message": event_message(n=99)}]}
+    widget._on_message(
+        widget,
+        {
+            "kind": "events",
+            "items": [
+                {**item, "message": event_message(n=1)},
+                {**item, "message": event_message("1bad")},
+                nested,
+                {**item, "message": event_message(n=2)},
+            ],
+        },
+        [],
+    )
+    assert [e.data for e in got] == [{"n": 1}, {"n": 2}]
+    assert agent.errors[-1]["rule"] == "U9"
+
+
 def test_close_button_closes_and_tells_the_agent(host: Host, widget: Any) -> None:
     """U10."""
     agent = host.connect_agent("a")

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { RateLimit, SizeGuard, StateQueue } from "../state_queue.js";
+import { EventBatcher, RateLimit, SizeGuard, StateQueue } from "../state_queue.js";
 
 test("U4: a burst of states delivers only the newest, once the surface is ready", () => {
   /** @type {Array<[string, number]>} */
@@ -72,4 +72,42 @@ test("S4: a flood of events is cut to the burst, then to the rate", () => {
   for (let i = 0; i < 1000; i++) if (limit.take()) passed++;
   assert.equal(passed, 150);
   assert.equal(limit.dropped, 1850);
+});
+
+test("S4: events go one by one while few, then together, none lost and in order", () => {
+  let clock = 0;
+  /** @type {Array<() => void>} */
+  const timers = [];
+  /** @type {Array<number | number[]>} */
+  const messages = [];
+  const batcher = new EventBatcher(
+    (/** @type {number} */ item) => messages.push(item),
+    (/** @type {number[]} */ items) => messages.push(items),
+    { windowMs: 100, batchAbove: 3, now: () => clock, later: (run) => timers.push(run) },
+  );
+  for (let item = 1; item <= 3; item++) batcher.push(item); // a click, a click, a click
+  assert.deepEqual(messages, [1, 2, 3]);
+  for (let item = 4; item <= 50; item++) batcher.push(item); // a flood: it waits
+  assert.deepEqual(messages, [1, 2, 3]);
+  assert.equal(timers.length, 1); // one timer for the whole window
+  timers.shift()?.();
+  assert.deepEqual(messages[3], Array.from({ length: 47 }, (_, i) => i + 4));
+  clock = 5000; // a quiet second later: at once again
+  batcher.push(51);
+  assert.deepEqual(messages.at(-1), 51);
+});
+
+test("S4: a flush sends what waits before a message that must follow it", () => {
+  /** @type {Array<string | string[]>} */
+  const messages = [];
+  const batcher = new EventBatcher(
+    (/** @type {string} */ item) => messages.push(item),
+    (/** @type {string[]} */ items) => messages.push(items),
+    { windowMs: 100, batchAbove: 0, now: () => 0, later: () => {} },
+  );
+  batcher.push("a");
+  batcher.push("b");
+  batcher.flush();
+  batcher.flush(); // nothing waits: nothing sent
+  assert.deepEqual(messages, [["a", "b"]]);
 });
