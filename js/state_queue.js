@@ -122,7 +122,13 @@ export class EventBatcher {
    * @param {{ windowMs: number, batchAbove: number, now?: () => number,
    *   later?: (run: () => void, ms: number) => unknown }} options
    */
-  constructor(sendOne, sendMany, { windowMs, batchAbove, now = () => performance.now(), later = setTimeout }) {
+  constructor(
+    sendOne,
+    sendMany,
+    // setTimeout is called through a closure: called as this.later(...), a browser throws
+    // "Illegal invocation" (its `this` must be the window).
+    { windowMs, batchAbove, now = () => performance.now(), later = (run, ms) => setTimeout(run, ms) },
+  ) {
     this.sendOne = sendOne;
     this.sendMany = sendMany;
     this.windowMs = windowMs;

@@ -137,6 +137,27 @@ def test_agent_close_removes_the_surface(open_notebook: OpenNotebook) -> None:
     assert agent_events(notebook) == []
 
 
+def test_a_quick_run_of_events_arrives_whole_and_in_order(open_notebook: OpenNotebook) -> None:
+    """U8: 80 events in well under a second (within the rate limit's burst) all reach the
+    agent, in order, although the view batches them once they come thick."""
+    notebook = open_notebook(
+        [
+            SETUP,
+            'agent.open("quick", html="<p>quick</p>", js="let n = 0; const t = setInterval(() => '
+            "{ LineUpSurface.event('tick', {n: ++n}); if (n === 80) clearInterval(t); }, 5)\")",
+        ]
+    )
+    expect(notebook.page.locator('.lineup-surface[data-instance-id="quick"]')).to_have_count(1)
+    received: list[int] = []
+    for _ in range(50):
+        notebook.round_trip()
+        received = [e["data"]["n"] for e in agent_events(notebook) if e["event"] == "tick"]
+        if len(received) == 80:
+            break
+        notebook.page.wait_for_timeout(200)
+    assert received == list(range(1, 81))
+
+
 def test_close_button_closes_and_tells_the_agent(open_notebook: OpenNotebook) -> None:
     """U10: when the user closes a surface, the agent receives ui.event 'close'."""
     notebook = open_weather(open_notebook)
