@@ -13,8 +13,8 @@ import logging
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal, NamedTuple
 
-from ._errors import ProtocolError
-from .protocol import AppRef, InlineApp, UiClosePayload, UiOpenPayload, UiPatchPayload, rules, size
+from ._errors import ProtocolError, UsageError
+from .protocol import InlineApp, UiClosePayload, UiOpenPayload, UiPatchPayload, rules, size
 from .protocol._validate import Limits
 
 __all__ = ["SurfaceChange", "SurfaceInstance", "Surfaces", "merge_patch"]
@@ -32,7 +32,7 @@ class SurfaceInstance:
         self,
         instance_id: str,
         owner: str,
-        app: InlineApp | AppRef,
+        app: InlineApp,
         revision: int,
         generation: int,
         state: dict[str, Any],
@@ -54,7 +54,8 @@ class SurfaceInstance:
         return self._owner
 
     @property
-    def app(self) -> InlineApp | AppRef:
+    def app(self) -> InlineApp:
+        """The bundle it runs: an installed app's too (the host resolves it before opening)."""
         return self._app
 
     @property
@@ -151,6 +152,8 @@ class Surfaces(Mapping[str, SurfaceInstance]):
 
     def open(self, owner: str, payload: UiOpenPayload) -> SurfaceInstance:
         """Open, or replace an instance with the same id (U1)."""
+        if not isinstance(payload.app, InlineApp):
+            raise UsageError("[lineup] Surfaces.open takes a bundle; Host resolves installed apps")
         current = self._owned(owner, payload.instance_id, "$.payload.instance_id")
         self._generation += 1
         instance = SurfaceInstance(

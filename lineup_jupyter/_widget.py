@@ -22,7 +22,6 @@ import traitlets
 
 from ._components import ComponentChange
 from ._surfaces import SurfaceChange, SurfaceInstance
-from .protocol import AppRef
 
 if TYPE_CHECKING:
     from ._host import Host
@@ -44,17 +43,14 @@ export default { render({ el }) {
 
 def _spec(instance: SurfaceInstance) -> dict[str, Any]:
     app = instance.app
-    bundle = (
-        {"html": "", "css": "", "js": ""}
-        if isinstance(app, AppRef)
-        else {"html": app.html, "css": app.css, "js": app.js}
-    )
     return {
         "instance_id": instance.instance_id,
         "generation": instance.generation,
         "revision": instance.revision,
-        "app": {"id": app.id, "version": app.version, "name": getattr(app, "name", None)},
-        **bundle,
+        "app": {"id": app.id, "version": app.version, "name": app.name},
+        "html": app.html,
+        "css": app.css,
+        "js": app.js,
         "state": instance._state,
     }
 
