@@ -385,7 +385,9 @@ REFUSED_SHOWS: dict[str, tuple[dict[str, Any], str, str, str]] = {
     "input pattern with a backreference": (
         payload("input", pattern="(a*)b\\1"), "invalid", "H14", "$.payload.pattern",
     ),
-    "input text default a number": (payload("input", default=3), "invalid", "H12", "$.payload.default"),
+    "input text default a number": (
+        payload("input", default=3), "invalid", "H12", "$.payload.default",
+    ),
     "input number default a string": (
         payload("input", input_type="number", default="3"), "invalid", "H12", "$.payload.default",
     ),
@@ -860,3 +862,18 @@ def test_H14_simple_patterns_are_accepted() -> None:
     for pattern in ("[a-z]+", "(?:ab)+", "\\d{3}-\\d{4}", "(foo|bar)", "[(+*]+", "(?P<x>a)b"):
         body = payload("input", "p", pattern=pattern)
         validate_envelope(message("component.show", body))
+
+
+def test_H1_an_unknown_field_names_only_the_fields_of_its_kind(host: Host, sent: Recorder) -> None:
+    """H1: a misspelt field gets a "did you mean" and the fields a text component has, not
+    those of all eight kinds."""
+    error = assert_envelope_refused_once(
+        host,
+        sent,
+        message("component.show", payload("text", txt="y")),
+        "invalid",
+        "H1",
+        "$.payload.txt",
+    )
+    assert "Did you mean 'text'?" in error.message
+    assert "Allowed here: component_id, kind, text, version." in error.message

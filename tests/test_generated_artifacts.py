@@ -121,9 +121,7 @@ def test_schema_refuses_invalid_golden_envelope(
 
 
 @pytest.mark.parametrize("name", sorted(SCHEMA_CANNOT_EXPRESS))
-def test_schema_cannot_express_these(
-    name: str, validator: jsonschema.Draft202012Validator
-) -> None:
+def test_schema_cannot_express_these(name: str, validator: jsonschema.Draft202012Validator) -> None:
     """Each fixture set aside above is refused by the host but passes the schema; once the
     generator expresses its rule, this fails and the name comes off the list (H12, H14)."""
     assert GOLDEN[name]["verdict"] == "invalid"

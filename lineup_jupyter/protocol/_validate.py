@@ -178,7 +178,11 @@ def from_validation_error(
         if named:
             loc = (*loc, named.group(2))
     path = member_path((*at, *loc))
-    rule, message = _explain(error, loc, model, at)
+    raw = error["loc"]
+    kind_model = (  # a component's own fields, not those of all eight kinds
+        _COMPONENT_MODELS.get(str(raw[1])) if model is ComponentShow and len(raw) > 2 else None
+    )
+    rule, message = _explain(error, loc, model, at, kind_model)
     more = len(errors) - 1
     if more:
         message += f" ({more} more problem{'s' if more > 1 else ''} in this message.)"
@@ -195,6 +199,7 @@ def _explain(
     loc: tuple[str | int, ...],
     model: type[BaseModel] | None,
     at: tuple[str, ...] = (),
+    kind_model: type[BaseModel] | None = None,
 ) -> tuple[str, str]:
     kind = error["type"]
     field = loc[-1] if loc else None
@@ -223,7 +228,11 @@ def _explain(
             and model.model_fields["payload"].annotation is UiPatchPayload
         ):
             return "U5", f"ui.patch may not carry {field!r}. {r.RULES['U5']}"
-        siblings = _siblings(model, loc[:-1])
+        siblings = (
+            list(kind_model.model_fields)
+            if kind_model is not None and len(loc) == 2
+            else _siblings(model, loc[:-1])
+        )
         close = difflib.get_close_matches(str(field), siblings, n=1)
         hint = f" Did you mean {close[0]!r}?" if close else ""
         allowed = f" Allowed here: {', '.join(sorted(siblings))}." if siblings else ""
@@ -322,6 +331,12 @@ def _strip_tags(
             continue
         kept.append(part)
     return tuple(kept)
+
+
+_COMPONENT_MODELS = {
+    get_args(cls.model_fields["kind"].annotation)[0]: cls
+    for cls in _models_in(ComponentShow.model_fields["payload"].annotation)
+}
 
 
 def _tag_of(model: type[BaseModel]) -> str | None:
