@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import psutil
 from playwright.sync_api import sync_playwright
 
 from tests.browser.jupyter import (
@@ -146,6 +147,21 @@ LONGEST_TASK = """() => {
 }"""
 
 
+def browser_memory() -> int:
+    """Bytes held by every Chromium process this script started (resident, unique to each
+    process where the system says so): what opening surfaces adds to the browser."""
+    total = 0
+    for process in psutil.Process().children(recursive=True):
+        try:
+            if "chrom" not in process.name():
+                continue
+            info = process.memory_full_info()
+            total += getattr(info, "uss", info.rss)
+        except psutil.Error:  # a process that ended meanwhile
+            continue
+    return total
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
@@ -256,13 +272,15 @@ def main() -> None:
                 )
 
             for count in (25, 50, 100) if "many" in parts else ():
+                before = browser_memory()
                 opened = json.loads(notebook.run_cell(MANY.replace("COUNT", str(count))))
                 each = opened["open_s"] / count * 1000
+                grown = (browser_memory() - before) / count / 2**20
                 rows.append(
                     (
-                        f"{count} surfaces: until every one has said it is up",
+                        f"{count} surfaces: until every one has said it is up; browser memory",
                         "—",
-                        f"{opened['open_s']:.2f} s ({each:.0f} ms each)",
+                        f"{opened['open_s']:.2f} s ({each:.0f} ms each); {grown:.2f} MiB each",
                         "—",
                     )
                 )
