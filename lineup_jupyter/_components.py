@@ -8,13 +8,13 @@ the notebook inserts the same sanitized HTML.
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple, Union, cast
 
 from ._errors import ProtocolError
 from ._markdown import render_markdown
+from ._watchers import Watchers
 from .protocol import rules
 from .protocol._models import (
     ChoiceComponent,
@@ -26,8 +26,6 @@ from .protocol._models import (
 )
 
 __all__ = ["Component", "ComponentChange", "Components"]
-
-logger = logging.getLogger("lineup_jupyter")
 
 
 class Component:
@@ -80,7 +78,7 @@ class Components:
     def __init__(self) -> None:
         self._shown: dict[str, Component] = {}
         self._next_seq = 0
-        self._watchers: list[Callable[[ComponentChange], None]] = []
+        self._watchers: Watchers[[ComponentChange]] = Watchers("component")
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._shown)
@@ -95,15 +93,7 @@ class Components:
         return list(self._shown.values())
 
     def watch(self, watcher: Callable[[ComponentChange], None]) -> Callable[[], None]:
-        self._watchers.append(watcher)
-        return lambda: self._watchers.remove(watcher) if watcher in self._watchers else None
-
-    def _notify(self, change: ComponentChange) -> None:
-        for watcher in list(self._watchers):
-            try:
-                watcher(change)
-            except Exception:  # a broken view must not undo or block the change
-                logger.exception("[lineup] a component watcher failed")
+        return self._watchers.add(watcher)
 
     # ---- what the agent does ---------------------------------------------------------
 
@@ -123,7 +113,7 @@ class Components:
             component = Component(owner, spec, self._next_seq)
             self._next_seq += 1
             self._shown[spec.component_id] = component
-            self._notify(ComponentChange("show", component))
+            self._watchers.notify(ComponentChange("show", component))
             return component
         _check_owner(shown, owner)
         if shown.spec.kind != spec.kind or shown.is_question:
@@ -137,7 +127,7 @@ class Components:
             )
         updated = Component(owner, spec, shown.seq)
         self._shown[spec.component_id] = updated
-        self._notify(ComponentChange("update", updated))
+        self._watchers.notify(ComponentChange("update", updated))
         return updated
 
     def remove(self, owner: str | None, component_id: str) -> Component:
@@ -146,7 +136,7 @@ class Components:
         if owner is not None:
             _check_owner(shown, owner)
         del self._shown[component_id]
-        self._notify(ComponentChange("remove", shown))
+        self._watchers.notify(ComponentChange("remove", shown))
         return shown
 
     # ---- what the user does ----------------------------------------------------------
@@ -184,7 +174,7 @@ class Components:
                     "invalid", "H14", "$.payload.value", f"{problem}. " + rules.RULES["H14"]
                 )
         component.answer = answer
-        self._notify(ComponentChange("answer", component))
+        self._watchers.notify(ComponentChange("answer", component))
         return component
 
     def existing(self, component_id: str) -> Component:

@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from ._errors import UsageError
+from ._watchers import Watchers
 
 if TYPE_CHECKING:
     from ._broker import Broker
@@ -29,20 +30,15 @@ class ConsentViews:
 
     def __init__(self, broker: Broker) -> None:
         self._broker = broker
-        self._watchers: list[Callable[[], None]] = []
+        self._watchers: Watchers[[]] = Watchers("consent")
         self._refusal: dict[str, str] | None = None  # a view's decision the kernel refused
 
     def watch(self, watcher: Callable[[], None]) -> Callable[[], None]:
         """Call ``watcher()`` after every change a view shows; returns an unwatch function."""
-        self._watchers.append(watcher)
-        return lambda: self._watchers.remove(watcher)
+        return self._watchers.add(watcher)
 
     def changed(self) -> None:
-        for watcher in list(self._watchers):
-            try:
-                watcher()
-            except Exception:  # a view's failure must not undo or block an answer
-                logger.exception("[lineup] a consent watcher failed")
+        self._watchers.notify()
 
     def state(self) -> dict[str, Any]:
         """The ``consent`` message: pending call specs, remembered grants, recent answers."""

@@ -9,17 +9,15 @@ the registry exactly as it was. The kernel's copy is the truth the browser is fe
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal, NamedTuple
 
 from ._errors import ProtocolError, UsageError
+from ._watchers import Watchers
 from .protocol import InlineApp, UiClosePayload, UiOpenPayload, UiPatchPayload, rules, size
 from .protocol._validate import Limits
 
 __all__ = ["SurfaceChange", "SurfaceInstance", "Surfaces", "merge_patch"]
-
-logger = logging.getLogger("lineup_jupyter")
 
 
 class SurfaceInstance:
@@ -110,7 +108,7 @@ class Surfaces(Mapping[str, SurfaceInstance]):
         self._limits = limits
         self._instances: dict[str, SurfaceInstance] = {}
         self._generation = 0
-        self._watchers: list[Watcher] = []
+        self._watchers: Watchers[[SurfaceChange]] = Watchers("surface")
 
     def __getitem__(self, instance_id: str) -> SurfaceInstance:
         return self._instances[instance_id]
@@ -123,8 +121,7 @@ class Surfaces(Mapping[str, SurfaceInstance]):
 
     def watch(self, watcher: Watcher) -> Callable[[], None]:
         """Call ``watcher(change)`` after every open, patch and close; returns an unwatch."""
-        self._watchers.append(watcher)
-        return lambda: self._watchers.remove(watcher) if watcher in self._watchers else None
+        return self._watchers.add(watcher)
 
     def _owned(self, owner: str, instance_id: str, path: str) -> SurfaceInstance | None:
         current = self._instances.get(instance_id)
@@ -166,7 +163,7 @@ class Surfaces(Mapping[str, SurfaceInstance]):
         )
         self._instances[payload.instance_id] = instance
         if self._watchers:
-            self._notify(SurfaceChange("open", instance))
+            self._watchers.notify(SurfaceChange("open", instance))
         return instance
 
     def patch(self, owner: str, payload: UiPatchPayload) -> SurfaceInstance:
@@ -191,7 +188,7 @@ class Surfaces(Mapping[str, SurfaceInstance]):
         )
         self._instances[payload.instance_id] = instance
         if self._watchers:
-            self._notify(SurfaceChange("patch", instance))
+            self._watchers.notify(SurfaceChange("patch", instance))
         return instance
 
     def close(self, owner: str | None, payload: UiClosePayload) -> SurfaceInstance:
@@ -209,17 +206,5 @@ class Surfaces(Mapping[str, SurfaceInstance]):
             current = self._existing(owner, payload.instance_id)
         del self._instances[payload.instance_id]
         if self._watchers:
-            self._notify(SurfaceChange("close", current, payload.reason))
+            self._watchers.notify(SurfaceChange("close", current, payload.reason))
         return current
-
-    def _notify(self, change: SurfaceChange) -> None:
-        # The change has happened; a watcher that fails (a view, say) must not undo or hide it.
-        for watcher in list(self._watchers):
-            try:
-                watcher(change)
-            except Exception:
-                logger.exception(
-                    "[lineup] a surface watcher failed on %s of %r",
-                    change.kind,
-                    change.instance.instance_id,
-                )

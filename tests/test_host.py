@@ -339,6 +339,31 @@ def test_a_failing_surface_watcher_does_not_undo_the_change(host: Host) -> None:
     assert "w" in host.surfaces
 
 
+def test_a_failing_watcher_is_logged_and_the_others_still_hear(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The one watcher list surfaces, components and consent cards share."""
+    from lineup_jupyter._watchers import Watchers
+
+    heard: list[str] = []
+    watchers: Watchers[[str]] = Watchers("test")
+    assert not watchers
+
+    def broken(_change: str) -> None:
+        raise RuntimeError("view broke")
+
+    watchers.add(broken)
+    stop = watchers.add(heard.append)
+    assert watchers
+    watchers.notify("first")
+    assert heard == ["first"]
+    assert "[lineup] a test watcher failed on ('first',)" in caplog.text
+    stop()
+    stop()  # twice is harmless
+    watchers.notify("second")
+    assert heard == ["first"]
+
+
 def test_surface_watchers_see_every_change(host: Host) -> None:
     changes: list[tuple[str, str, int]] = []
     host.watch_surfaces(
