@@ -14,6 +14,7 @@ import {
   MARKDOWN_LINK_SCHEMES,
   MARKDOWN_TAGS,
 } from "./protocol.generated.js";
+import { element } from "./dom.js";
 
 /**
  * @typedef {{ component_id: string, kind: string, [field: string]: any }} ComponentView
@@ -102,18 +103,6 @@ function safeLink(href) {
   } catch {
     return false;
   }
-}
-
-/**
- * @param {string} tag
- * @param {string} className
- * @param {string} [text]
- */
-function element(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
 }
 
 /**

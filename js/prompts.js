@@ -10,6 +10,8 @@
 // run inside the Allow click's own handler, before anything is awaited (H21); what the browser
 // did goes to the kernel as `outcome`, which the kernel checks.
 
+import { element } from "./dom.js";
+
 /**
  * @typedef {{ action?: string, max_content_bytes?: number }} BrowserOptions
  * @typedef {{ call_id: string, capability: string, version: string, risk: string,
@@ -47,18 +49,6 @@ const STYLE = `
 .lineup-prompt button:focus-visible, .lineup-prompt input:focus-visible { outline: 2px solid var(--jp-brand-color1, #1976d2); }
 .lineup-prompt-expiry, .lineup-prompt-note, .lineup-consent-grants, .lineup-consent-recent { font-size: 12px; color: var(--jp-ui-font-color2, #666); }
 `;
-
-/**
- * @param {string} tag
- * @param {string} className
- * @param {string} [text]
- */
-function element(tag, className, text) {
-  const node = document.createElement(tag);
-  node.className = className;
-  if (text !== undefined) node.textContent = text; // always text: agents wrote these strings
-  return node;
-}
 
 /** @param {number} ms */
 export function countdown(ms) {

@@ -12,6 +12,7 @@
 // The standard components are drawn by components.js from the synced `components` list.
 
 import { COMPONENT_STYLE, mountComponents } from "./components.js";
+import { element } from "./dom.js";
 import { SANDBOX, shellDocument, surfaceDocument } from "./frames.js";
 import { mountPrompts } from "./prompts.js";
 import { SURFACE_NAMESPACE } from "./protocol.generated.js";
@@ -65,18 +66,6 @@ function configOf(model) {
     restart_ms: 1500,
     ...model.get("config"),
   };
-}
-
-/**
- * @param {string} tag
- * @param {string} className
- * @param {string} [text]
- */
-function element(tag, className, text) {
-  const node = document.createElement(tag);
-  node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
 }
 
 // Host chrome only; what a surface shows is its own business inside its frame. Colours come
