@@ -23,12 +23,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Literal
 
-from jsonschema.exceptions import best_match
-
 from ._audit import Audit, digest
 from ._capabilities import Capabilities, Capability, Policy
 from ._consent import ConsentViews
 from ._errors import CapabilityError, ProtocolError, UsageError
+from ._schemas import first_problem
 from .protocol import AppCall, rules
 from .protocol._json import check_value, dumps, loads, member_path
 
@@ -163,11 +162,9 @@ class Broker:
                 ),
             )
             return
-        problem = best_match(
-            self.capabilities.validator(capability.name).iter_errors(payload.arguments)
-        )
+        problem = first_problem(capability.input_schema, payload.arguments)
         if problem is not None:
-            path = member_path(("payload", "arguments", *problem.absolute_path))
+            path = member_path(("payload", "arguments", *problem.path))
             self._answer(
                 **base,
                 status="failed",

@@ -14,10 +14,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
-
 from ._errors import UsageError
+from ._schemas import schema_error
 from .protocol import rules
 
 __all__ = ["Capabilities", "Capability", "Policy", "Risk"]
@@ -71,12 +69,14 @@ class Capabilities:
 
     def __init__(self, on_change: Callable[[], None]) -> None:
         self._declared: dict[str, Capability] = {}
-        self._validators: dict[str, Draft202012Validator] = {}
         self._revoked: set[str] = set()
         self._on_change = on_change
 
-    def declare(self, capability: Capability) -> Capability:
-        """Declare (or re-declare, as re-running a notebook cell does) a capability."""
+    def declare(self, capability: Capability, *, schema_checked: bool = False) -> Capability:
+        """Declare (or re-declare, as re-running a notebook cell does) a capability.
+
+        ``schema_checked``: the input_schema is known valid (the built-ins, which a test
+        checks), so checking it needs no jsonschema import at every Host (_schemas.py)."""
         name = capability.name
         if len(name) > rules.CAPABILITY_NAME_MAX_LENGTH or not re.match(
             rules.CAPABILITY_NAME_PATTERN, name
@@ -98,14 +98,12 @@ class Capabilities:
             raise UsageError("[lineup] a capability needs exactly one handler")
         if not isinstance(capability.input_schema, dict):
             raise UsageError("[lineup] input_schema must be a JSON Schema object (C7)")
-        try:
-            Draft202012Validator.check_schema(capability.input_schema)
-        except SchemaError as error:
+        problem = None if schema_checked else schema_error(capability.input_schema)
+        if problem is not None:
             raise UsageError(
-                f"[lineup] input_schema of {name!r} is not a valid JSON Schema: {error.message}"
-            ) from None
+                f"[lineup] input_schema of {name!r} is not a valid JSON Schema: {problem}"
+            )
         self._declared[name] = capability
-        self._validators[name] = Draft202012Validator(capability.input_schema)
         self._revoked.discard(name)
         self._on_change()
         return capability
@@ -125,9 +123,6 @@ class Capabilities:
     def get(self, name: str) -> Capability | None:
         """The capability if it is declared and not revoked."""
         return None if name in self._revoked else self._declared.get(name)
-
-    def validator(self, name: str) -> Draft202012Validator:
-        return self._validators[name]
 
     def _known(self, name: str) -> Capability:
         capability = self._declared.get(name)

@@ -14,11 +14,10 @@ import re
 from collections.abc import Mapping
 from typing import Annotated, Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ._errors import UsageError
+from ._schemas import schema_error
 from .protocol import rules
 from .protocol._integrity import bundle_bytes, bundle_integrity
 from .protocol._models import AppId, EventName, Id, SemVer
@@ -75,12 +74,9 @@ class SurfaceManifest(_Model):
         for event, schema in self.event_schemas.items():
             if event not in self.events:
                 raise ValueError(f"event_schemas names {event!r}, which events does not declare")
-            try:
-                Draft202012Validator.check_schema(schema)
-            except SchemaError as exc:
-                raise ValueError(
-                    f"the schema of event {event!r} is not a JSON Schema: {exc.message}"
-                ) from None
+            problem = schema_error(schema)
+            if problem is not None:
+                raise ValueError(f"the schema of event {event!r} is not a JSON Schema: {problem}")
         return self
 
 

@@ -787,3 +787,27 @@ def test_h20_a_timer_that_fires_early_looks_again_instead_of_expiring(
     host._broker._expire("c1")  # what the timer does when its step ends
     assert [c.call_id for c in host.pending_calls] == ["c1"] and results(sent) == []
     assert host.decide("c1", "allow")["status"] == "completed"
+
+
+def test_c7_the_builtin_capabilities_input_schemas_are_valid(host: Host) -> None:
+    """The built-ins are declared without a schema check (_schemas.py says why): check here."""
+    from lineup_jupyter._schemas import schema_error
+
+    builtins = [host.capabilities.get(name) for name in host.capabilities]
+    assert builtins and all(
+        c is not None and schema_error(c.input_schema) is None for c in builtins
+    )
+
+
+def test_a_host_in_a_fresh_interpreter_does_not_import_jsonschema() -> None:
+    """jsonschema's import costs seconds in a Jupyter environment (_schemas.py): a kernel that
+    makes a host and talks to it without checking a schema must not pay for it."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, lineup_jupyter as l\n"
+        "h = l.Host('conv_1'); a = h.connect_agent('a'); a.say('**hi**'); h.inventory\n"
+        "assert 'jsonschema' not in sys.modules, 'jsonschema was imported'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
