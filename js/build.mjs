@@ -1,6 +1,7 @@
-// `npm run build`: bundle js/index.js into lineup_jupyter/static/lineup.js (one ES module,
-// no imports left, nothing fetched at run time). hatch-jupyter-builder runs this during
-// `pip install`; paths are resolved from this file so the working directory does not matter.
+// `npm run build`: bundle js/index.js into lineup_jupyter/static/lineup.js and js/appcenter.js
+// into appcenter.js (ES modules, no imports left, nothing fetched at run time).
+// hatch-jupyter-builder runs this during `pip install`; paths are resolved from this file so
+// the working directory does not matter.
 
 import { build } from "esbuild";
 import { fileURLToPath } from "node:url";
@@ -9,8 +10,9 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 
 await build({
   absWorkingDir: root,
-  entryPoints: ["js/index.js"],
-  outfile: "lineup_jupyter/static/lineup.js",
+  // The host's view, and the app center's view (`host.apps` in a cell).
+  entryPoints: { lineup: "js/index.js", appcenter: "js/appcenter.js" },
+  outdir: "lineup_jupyter/static",
   bundle: true,
   format: "esm",
   platform: "browser",

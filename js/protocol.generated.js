@@ -39,6 +39,12 @@ export const CAPABILITY_NAME_MAX_LENGTH = 128;
 export const INTEGRITY_PATTERN = Object.freeze(/^sha256-[A-Za-z0-9+\/]{43}=$/u);
 
 /** @type {RegExp} */
+export const SIGNATURE_KEY_ID_PATTERN = Object.freeze(/^[A-Za-z0-9_-]{16}$/u);
+
+/** @type {RegExp} */
+export const SIGNATURE_VALUE_PATTERN = Object.freeze(/^[A-Za-z0-9+\/]{86}==$/u);
+
+/** @type {RegExp} */
 export const RFC3339_PATTERN = Object.freeze(/^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$/u);
 
 /** @type {number} */
@@ -132,7 +138,7 @@ export const MARKDOWN_LINK_REL = "noopener noreferrer nofollow";
 /** @type {RegExp} */
 export const MARKDOWN_IMAGE_PATTERN = Object.freeze(/^data:image\/(png|gif|jpeg|webp);base64,[A-Za-z0-9+\/=]*$/u);
 
-/** @type {Readonly<Record<"invalid_json" | "too_large" | "invalid" | "unknown_type" | "unsupported" | "wrong_direction" | "wrong_conversation" | "unknown_instance" | "not_owner" | "duplicate_id" | "integrity_mismatch" | "call_conflict" | "rate_limited" | "unresponsive" | "csp_violation" | "unknown_component" | "component_conflict" | "internal", string>>} */
+/** @type {Readonly<Record<"invalid_json" | "too_large" | "invalid" | "unknown_type" | "unsupported" | "wrong_direction" | "wrong_conversation" | "unknown_instance" | "not_owner" | "duplicate_id" | "integrity_mismatch" | "untrusted_bundle" | "call_conflict" | "rate_limited" | "unresponsive" | "csp_violation" | "unknown_component" | "component_conflict" | "internal", string>>} */
 export const ERROR_CODES = Object.freeze({
   "invalid_json": "the bytes are not a single I-JSON value (H2)",
   "too_large": "a size limit was exceeded",
@@ -145,6 +151,7 @@ export const ERROR_CODES = Object.freeze({
   "not_owner": "the instance was opened by another agent",
   "duplicate_id": "a message with this id was already received from this sender",
   "integrity_mismatch": "the bundle does not hash to its declared integrity",
+  "untrusted_bundle": "strict mode: the bundle is neither allowlisted nor signed by a trusted key, or its signature does not verify",
   "call_conflict": "a call_id was reused with a different request",
   "rate_limited": "a surface sent events faster than the host takes them; the excess is dropped",
   "unresponsive": "a surface stopped answering the host, and the user stopped it",
@@ -154,7 +161,7 @@ export const ERROR_CODES = Object.freeze({
   "internal": "the host failed while handling a valid message",
 });
 
-/** @type {Readonly<Record<"S2" | "S3" | "S4" | "S7" | "M1" | "M2" | "M3" | "U1" | "U2" | "U3" | "U4" | "U5" | "U7" | "U8" | "U9" | "U10" | "C3" | "C4" | "C5" | "C6" | "C7" | "C8" | "C9" | "C10" | "C11" | "C12" | "C13" | "H20" | "H21" | "H22" | "H23" | "H24" | "H25" | "H1" | "H2" | "H3" | "H4" | "H5" | "H6" | "H7" | "H8" | "H9" | "H12" | "H13" | "H14" | "H15", string>>} */
+/** @type {Readonly<Record<"S2" | "S3" | "S4" | "S7" | "M1" | "M2" | "M3" | "U1" | "U2" | "U3" | "U4" | "U5" | "U7" | "U8" | "U9" | "U10" | "C3" | "C4" | "C5" | "C6" | "C7" | "C8" | "C9" | "C10" | "C11" | "C12" | "C13" | "H20" | "H21" | "H22" | "H23" | "H24" | "H25" | "H1" | "H2" | "H3" | "H4" | "H5" | "H6" | "H7" | "H8" | "H9" | "H12" | "H13" | "H14" | "H15" | "H37", string>>} */
 export const RULES = Object.freeze({
   "S2": "A surface runs only in a sandboxed iframe with allow-scripts and nothing more.",
   "S3": "A surface's CSP forbids network, remote scripts and nested frames: at least default-src 'none'; connect-src 'none'; img-src data: blob:; style-src 'unsafe-inline'; script-src 'unsafe-inline'.",
@@ -202,4 +209,5 @@ export const RULES = Object.freeze({
   "H13": "component.show with a shown component_id updates that component in place; only the agent that showed it may, only with the same kind, and a question (choice, confirm, input) is never asked twice under one id.",
   "H14": "A question gets exactly one component.answer: 'answered' with a value that meets its constraints, or 'cancelled'.",
   "H15": "Markdown is rendered by the host (CommonMark, no raw HTML, tables, strikethrough) and sanitized to an allowlist: links only http, https or mailto, images only data: URLs.",
+  "H37": "In strict mode an inline bundle opens only if its H4 digest is on the host's allowlist or app.signature {key_id, value} is an Ed25519 signature by a trusted key over 'lineup-bundle-signature-v1\\n' + digest; a signature by a trusted key that does not verify is refused in every mode.",
 });

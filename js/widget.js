@@ -18,6 +18,7 @@ import { mountPrompts } from "./prompts.js";
 import { SURFACE_NAMESPACE } from "./protocol.generated.js";
 import { EventBatcher, RateLimit, SizeGuard, StateQueue } from "./state_queue.js";
 import { validateSurfaceMessage } from "./surface_message.js";
+import { trustText } from "./trust.js";
 
 /**
  * @typedef {{ id: string, version?: string, name?: string | null }} AppInfo
@@ -25,7 +26,7 @@ import { validateSurfaceMessage } from "./surface_message.js";
  *   html: string, css: string, js: string, state: object }} SurfaceSpec
  * @typedef {{ min_height: number, max_height: number, events_per_second: number,
  *   event_burst: number, sync_timeout_ms: number, ping_ms: number, stall_ms: number,
- *   restart_ms: number }} ViewConfig
+ *   restart_ms: number, trust?: import("./trust.js").TrustSummary }} ViewConfig
  * @typedef {{ spec: SurfaceSpec, card: HTMLElement, shell: HTMLIFrameElement,
  *   source: Window | null, ready: boolean, size: SizeGuard, rate: RateLimit,
  *   lastDropReport: number, lastCspReport: number, pingSent: number, pongSeen: number,
@@ -79,6 +80,8 @@ const STYLE = `
 .lineup-shell { display: block; width: 100%; border: 0; }
 .lineup-status, .lineup-stalled { font-size: 12px; padding: 4px 8px; color: var(--jp-warn-color0, #a66); }
 .lineup-stop { margin-left: 8px; }
+.lineup-trust { font-size: 11px; color: var(--jp-ui-font-color2, #666); }
+.lineup-trust[data-mode="strict"] { color: var(--jp-success-color1, #2e7d32); }
 `;
 
 /** @param {{ model: Model, el: HTMLElement, signal?: AbortSignal }} context */
@@ -92,7 +95,10 @@ function render({ model, el, signal }) {
   status.hidden = true;
   // The standard components (markdown, questions...) come first, then the surfaces.
   const componentList = element("div", "lineup-components");
-  root.append(status, componentList);
+  // Which inline bundles may open here (H37): the user should never have to guess.
+  const trust = element("div", "lineup-trust", trustText(config.trust));
+  trust.dataset.mode = config.trust?.mode ?? "dev";
+  root.append(trust, status, componentList);
   el.append(root);
 
   // Without a kernel (a notebook reopened, a kernel that died) sending throws: the view then

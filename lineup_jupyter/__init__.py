@@ -16,6 +16,7 @@ from ._capabilities import Capabilities, Capability, Policy
 from ._errors import CapabilityError, LineUpError, ProtocolError, UsageError
 from ._host import Host
 from ._surfaces import SurfaceChange, SurfaceInstance
+from ._trust import BundleTrust, SigningKey
 from .protocol import Limits, bundle_integrity, validate_envelope
 
 __version__ = "0.1.0"
@@ -28,6 +29,7 @@ __all__ = [
     "Audit",
     "AuditTable",
     "AuditVerification",
+    "BundleTrust",
     "CallHandle",
     "CallResult",
     "Capabilities",
@@ -41,6 +43,7 @@ __all__ = [
     "Policy",
     "ProtocolError",
     "Record",
+    "SigningKey",
     "Subscription",
     "SurfaceChange",
     "SurfaceEvent",

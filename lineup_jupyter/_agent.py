@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ._calls import CallHandle, CallResult
 from ._errors import UsageError
 from ._pending import Pending
+from ._trust import SigningKey
 from .protocol import bundle_integrity, rules
 from .protocol._validate import readable_id
 
@@ -137,10 +138,13 @@ class Agent:
         version: str = DEFAULT_APP_VERSION,
         name: str | None = None,
         integrity: bool | str = False,
+        signature: SigningKey | dict[str, str] | None = None,
     ) -> None:
         """Open (or replace, U1) a surface from an inline bundle.
 
         ``integrity=True`` computes and sends app.integrity (H4); a string is sent as given.
+        ``signature`` (for hosts in strict mode, H37): a SigningKey signs the bundle here; a
+        dict is sent as given.
         """
         app: dict[str, Any] = {"id": app_id, "version": version, "html": html, "css": css, "js": js}
         if name is not None:
@@ -149,6 +153,10 @@ class Agent:
             app["integrity"] = bundle_integrity(html, css, js)
         elif isinstance(integrity, str):
             app["integrity"] = integrity
+        if isinstance(signature, SigningKey):
+            app["signature"] = signature.sign(html, css, js)
+        elif signature is not None:
+            app["signature"] = signature
         self.send(
             "ui.open",
             {"instance_id": instance_id, "app": app, "state": {} if state is None else state},

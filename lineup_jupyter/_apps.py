@@ -41,6 +41,8 @@ from ._manifest import (
     semver_key,
 )
 from ._store import connect
+from ._trust import BundleTrust
+from ._watchers import Watchers
 from .protocol import AppRef, InlineApp, rules
 from .protocol._integrity import parse_bundle_bytes
 from .protocol._json import loads
@@ -142,17 +144,23 @@ class AppCenter:
         on_change: Callable[[str, Change], None] | None = None,
         max_bundle_bytes: int = rules.DEFAULT_MAX_BUNDLE_BYTES,
         limits: InstallLimits | None = None,
+        trust: BundleTrust | None = None,
     ) -> None:
         self.directory = directory
+        # Which inline bundles may open beside the installed apps (H37): the app center is
+        # where the user sees and decides what code runs, so the policy lives here too.
+        self.trust = trust if trust is not None else BundleTrust.dev()
         self.cache = directory / "bundles"
         self.max_bundle_bytes = max_bundle_bytes
         self.limits = limits or InstallLimits()
         self._on_change = on_change
+        self._watchers: Watchers[[str, Change]] = Watchers("app center")
         self._lock = threading.Lock()  # one connection, shared by this process's threads
         # The current row of each app read so far, valid while PRAGMA data_version says no
         # other connection (kernel, CLI) committed: an open is then one cheap query, not a join.
         self._rows: dict[str, tuple[bool, str, AppManifest, dict[str, str]] | None] = {}
         self._data_version: int | None = None
+        self._widget: Any = None
         try:
             self._db = connect(directory / "apps.sqlite3")
             with self._transaction():
@@ -184,6 +192,24 @@ class AppCenter:
     def _changed(self, app_id: str, change: Change) -> None:
         if self._on_change is not None:
             self._on_change(app_id, change)
+        self._watchers.notify(app_id, change)
+
+    def watch(self, watcher: Callable[[str, Change], None]) -> Callable[[], None]:
+        """Call ``watcher(app_id, change)`` after each change this app center makes; returns
+        the function that stops it. (Another process's changes are seen on the next read.)"""
+        return self._watchers.add(watcher)
+
+    @property
+    def widget(self) -> Any:
+        """The app center's view (made on first use); displaying ``host.apps`` displays it."""
+        if self._widget is None:
+            from ._widget import AppCenterWidget
+
+            self._widget = AppCenterWidget(self)
+        return self._widget
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.widget._repr_mimebundle_(**kwargs)
 
     # ---- installing ------------------------------------------------------------------
 

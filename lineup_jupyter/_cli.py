@@ -3,6 +3,8 @@
 lineup validate FILE|-     one envelope, or JSON lines; exit 1 if any is not valid
 lineup schema              the JSON Schema of every lineup.v1 message
 lineup hash PATH           the app.integrity string of a bundle (H4)
+lineup keygen FILE         a new Ed25519 signing key in FILE (0600), its public key in FILE.pub
+lineup sign --key FILE PATH  the app.signature of a bundle, for hosts in strict mode (H37)
 lineup app ...             the app center: install, list, enable, disable, rollback, remove, verify
 """
 
@@ -10,13 +12,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from ._cli_apps import add_app_commands
-from ._errors import ProtocolError
+from ._errors import ProtocolError, UsageError
+from ._trust import SigningKey
 from .protocol import Limits, bundle_integrity, validate_envelope
 
 __all__ = ["main"]
@@ -109,6 +113,39 @@ def _hash(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _keygen(args: argparse.Namespace, out: TextIO) -> int:
+    key = SigningKey.generate()
+    private, public = Path(args.file), Path(f"{args.file}.pub")
+    try:
+        # O_EXCL: a key is never overwritten, and the private file is 0600 from its first byte.
+        descriptor = os.open(private, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "wb") as file:
+            file.write(key.to_pem())
+        public.write_text(key.public_key + "\n", "ascii")
+    except OSError as exc:
+        print(f"lineup: cannot write the key: {exc}", file=sys.stderr)
+        return 2
+    print(f"private key: {private} (keep it secret)", file=out)
+    print(f"public key:  {public}", file=out)
+    print(f"key id:      {key.key_id}", file=out)
+    print(key.public_key, file=out)
+    return 0
+
+
+def _sign(args: argparse.Namespace, out: TextIO) -> int:
+    try:
+        key = SigningKey.from_pem(Path(args.key).read_bytes())
+        bundle = _bundle_from(Path(args.path))
+    except UsageError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    except (OSError, ValueError) as exc:
+        print(f"lineup: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(key.sign(bundle["html"], bundle["css"], bundle["js"])), file=out)
+    return 0
+
+
 def _schema(args: argparse.Namespace, out: TextIO) -> int:
     from .protocol._codegen import envelope_schema
 
@@ -139,6 +176,13 @@ def _parser() -> argparse.ArgumentParser:
         "or a JSON bundle or ui.open envelope",
     )
     hash_.set_defaults(run=_hash)
+    keygen = commands.add_parser("keygen", help="make an Ed25519 key to sign bundles (H37)")
+    keygen.add_argument("file", help="where to write the private key (FILE.pub: the public key)")
+    keygen.set_defaults(run=_keygen)
+    sign = commands.add_parser("sign", help="print a bundle's app.signature (H37)")
+    sign.add_argument("--key", required=True, help="the private key file `lineup keygen` wrote")
+    sign.add_argument("path", help="a bundle, as for `lineup hash`")
+    sign.set_defaults(run=_sign)
     add_app_commands(commands)
     return parser
 

@@ -21,7 +21,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from jsonschema import Draft202012Validator
 from pydantic import ValidationError
 
 from ._apps import AppCenter, Change, OpenedSurface
@@ -33,8 +32,10 @@ from ._capabilities import ANY_OBJECT, Capabilities, Capability, Policy, Risk
 from ._components import ComponentChange, Components
 from ._errors import ProtocolError, UsageError
 from ._manifest import SurfaceManifest
+from ._schemas import first_problem
 from ._store import data_dir as _data_dir
 from ._surfaces import SurfaceChange, Surfaces
+from ._trust import BundleTrust
 from .protocol import (
     AppCall,
     AppRef,
@@ -101,6 +102,7 @@ class Host:
         events_per_second: int = 50,
         data_dir: str | os.PathLike[str] | None = None,
         artifacts_dir: str | os.PathLike[str] | None = None,
+        trust: BundleTrust | None = None,
     ) -> None:
         for name, value in (("conversation_id", conversation_id), ("client_id", client_id)):
             if readable_id(value) is None:
@@ -137,12 +139,15 @@ class Host:
         self._broker = Broker(self, Audit(_data_dir(data_dir) / "audit.sqlite3"))
         self._calls = self._broker.calls  # call_id -> (fingerprint, answer or None: waiting)
         for builtin in builtin_capabilities(lambda: self.artifacts_dir):
-            self._broker.capabilities.declare(builtin)
+            self._broker.capabilities.declare(builtin, schema_checked=True)
         # The app center (docs/apps.md): installed apps, their cache, the inventory revision.
         self.apps = AppCenter(
             _data_dir(data_dir),
             on_change=self._apps_changed,
             max_bundle_bytes=self.limits.max_bundle_bytes,
+            # Which inline bundles may open (H37): the argument, else the data dir's
+            # trust.json, else dev mode; read once, as a policy must not shift mid-conversation.
+            trust=trust if trust is not None else BundleTrust.load(_data_dir(data_dir)),
         )
         # instance_id -> (generation, app id, manifest surface) of each open installed surface:
         # the events it may send (C6). A later inline ui.open of that id has a new generation.
@@ -219,16 +224,18 @@ class Host:
         )
         if isinstance(app, AppRef):  # enabled and verified from the cache, or refused (C3, S7)
             return self.apps.open_surface(app)
-        if app.integrity is not None:
-            actual = bundle_integrity(app.html, app.css, app.js)
-            if actual != app.integrity:
-                raise ProtocolError(
-                    "integrity_mismatch",
-                    "S7",
-                    "$.payload.app.integrity",
-                    f"the bundle hashes to {actual}, not {app.integrity}; it was changed or the "
-                    "digest was computed differently (see `lineup hash`). " + rules.RULES["S7"],
-                )
+        if app.integrity is None and app.signature is None and self.trust.mode == "dev":
+            return None  # nothing to verify: no need to hash the bundle
+        actual = bundle_integrity(app.html, app.css, app.js)
+        if app.integrity is not None and actual != app.integrity:
+            raise ProtocolError(
+                "integrity_mismatch",
+                "S7",
+                "$.payload.app.integrity",
+                f"the bundle hashes to {actual}, not {app.integrity}; it was changed or the "
+                "digest was computed differently (see `lineup hash`). " + rules.RULES["S7"],
+            )
+        self.trust.check(actual, app.signature)
         return None
 
     def _check_call(self, envelope: AppCall) -> None:
@@ -393,9 +400,9 @@ class Host:
             )
         schema = surface.event_schemas.get(event)
         if schema is not None:
-            problem = next(iter(Draft202012Validator(schema).iter_errors(data)), None)
+            problem = first_problem(schema, data)
             if problem is not None:
-                path = member_path(("data", *problem.absolute_path))
+                path = member_path(("data", *problem.path))
                 raise ProtocolError(
                     "invalid",
                     "C6",
@@ -631,6 +638,11 @@ class Host:
                 self._inventory = self._make_inventory()
                 self._send("lineup.v1.client.inventory", self.inventory, to=None)
 
+    @property
+    def trust(self) -> BundleTrust:
+        """The bundle policy: which inline bundles may open (H37, docs/apps.md)."""
+        return self.apps.trust
+
     # ---- for the notebook and the inspector -----------------------------------------
 
     @property
@@ -676,7 +688,7 @@ class Host:
         if self._widget is None:
             from ._widget import HostWidget
 
-            self._widget = HostWidget(self, **self._view_config)
+            self._widget = HostWidget(self, trust=self.trust.summary(), **self._view_config)
         return self._widget
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:

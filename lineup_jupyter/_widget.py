@@ -21,18 +21,22 @@ import anywidget
 import traitlets
 
 from ._components import ComponentChange
+from ._errors import UsageError
 from ._surfaces import SurfaceChange, SurfaceInstance
 
 if TYPE_CHECKING:
+    from ._apps import AppCenter, AppInfo
     from ._host import Host
 
-__all__ = ["HostWidget"]
+__all__ = ["AppCenterWidget", "HostWidget"]
 
 logger = logging.getLogger("lineup_jupyter")
 
 MAX_EVENTS_PER_MESSAGE = 1000
 COMPONENTS_INTERVAL = 0.05  # seconds between two sends of the components list, at least
-BUNDLE = pathlib.Path(__file__).parent / "static" / "lineup.js"
+STATIC = pathlib.Path(__file__).parent / "static"
+BUNDLE = STATIC / "lineup.js"
+APP_CENTER_BUNDLE = STATIC / "appcenter.js"
 _MISSING_BUNDLE = """
 export default { render({ el }) {
   el.textContent = "[lineup] The front end is not built: run `pip install -e .` (or ./dev setup) "
@@ -190,3 +194,69 @@ class HostWidget(anywidget.AnyWidget):
             logger.warning(
                 "[lineup] the view sent a message the kernel does not understand: %.200r", content
             )
+
+
+def _app_view(info: AppInfo) -> dict[str, Any]:
+    return {
+        "id": info.id,
+        "name": info.name,
+        "version": info.version,
+        "enabled": info.enabled,
+        "previous": info.previous,
+        "versions": list(info.versions),
+        "surfaces": list(info.surfaces),
+        "source": info.source,
+    }
+
+
+class AppCenterWidget(anywidget.AnyWidget):
+    """What ``display(host.apps)`` shows: the installed apps, their state, the last
+    verification, and buttons to enable, disable, roll back and verify (docs/apps.md).
+
+    The registry is the truth; the view only asks the kernel to act and redraws from the
+    synced traits. Removing an app is left to Python and the CLI: it cannot be undone.
+    """
+
+    _esm = APP_CENTER_BUNDLE if APP_CENTER_BUNDLE.exists() else _MISSING_BUNDLE
+    apps = traitlets.List(trait=traitlets.Dict()).tag(sync=True)
+    trust = traitlets.Dict().tag(sync=True)  # BundleTrust.summary(): the mode is visible (H37)
+    # app id -> problems found by the last verification ([] = every cached bundle verified)
+    verification = traitlets.Dict().tag(sync=True)
+
+    def __init__(self, center: AppCenter) -> None:
+        super().__init__()
+        self._center = center
+        self._actions = {
+            "enable": center.enable,
+            "disable": center.disable,
+            "rollback": center.rollback,
+        }
+        self.trust = center.trust.summary()
+        self._refresh()
+        center.watch(lambda _app_id, _change: self._refresh())
+        self.on_msg(self._on_message)
+
+    def _refresh(self) -> None:
+        self.apps = [_app_view(info) for info in self._center.list()]
+
+    def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        kind = content.get("kind") if isinstance(content, dict) else None
+        app_id = content.get("app_id") if isinstance(content, dict) else None
+        try:
+            if kind == "refresh":  # another kernel or the CLI may have changed the registry
+                self._refresh()
+            elif kind == "verify":
+                problems: dict[str, list[str]] = {}
+                for result in self._center.verify():
+                    found = problems.setdefault(result.app_id, [])
+                    if not result.ok:
+                        found.append(f"{result.version} {result.surface}: {result.problem}")
+                self.verification = problems
+                self._refresh()
+            elif kind in self._actions and isinstance(app_id, str):
+                self._actions[kind](app_id)  # the watcher redraws
+            else:
+                logger.warning("[lineup] the app center view sent %.200r", content)
+        except UsageError as error:  # e.g. nothing to roll back to, or removed meanwhile
+            self._refresh()
+            self.send({"kind": "notice", "text": str(error).removeprefix("[lineup] ")})

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from lineup_jupyter import Host
+from lineup_jupyter._apps import _cache_name
 
 from .conftest import Recorder
 
@@ -206,3 +207,78 @@ def test_malformed_browser_messages_change_nothing(
     widget._on_message(widget, content, [])
     assert len(host.history) == before and "w" in host.surfaces
     assert "[lineup] the view sent a message the kernel does not understand" in caplog.text
+
+
+# ---- the app center's view (docs/apps.md) -----------------------------------------------
+
+
+@pytest.fixture
+def center_view(host: Host) -> Any:
+    view = host.apps.widget
+    view.sent = []
+    view.send = lambda content, buffers=None: view.sent.append(content)
+    return view
+
+
+def test_displaying_host_apps_displays_the_app_center_view(host: Host) -> None:
+    bundle = host.apps._repr_mimebundle_()
+    data = bundle[0] if isinstance(bundle, tuple) else bundle
+    assert "application/vnd.jupyter.widget-view+json" in data
+    assert host.apps.widget is host.apps.widget
+
+
+def test_the_app_center_view_follows_the_registry(host: Host, center_view: Any) -> None:
+    """G2: every change made through Python shows in the view, with the bundle policy."""
+    assert center_view.apps == [] and center_view.trust["mode"] == "dev"
+    host.apps.install("com.lineup.svg-canvas")
+    (row,) = center_view.apps
+    assert (row["id"], row["version"], row["enabled"]) == ("com.lineup.svg-canvas", "1.0.0", True)
+    host.apps.disable("com.lineup.svg-canvas")
+    assert center_view.apps[0]["enabled"] is False
+
+
+def test_the_app_center_views_buttons_act_through_the_kernel(
+    host: Host, center_view: Any, lineup_home: Any
+) -> None:
+    """G2, H35, C1: disable from the view withdraws the app and sends a new inventory."""
+    sent = Recorder(host)
+    agent = host.connect_agent("a")
+    host.apps.install("com.lineup.svg-canvas")
+    agent.open_app("c", "com.lineup.svg-canvas", "canvas")
+    center_view._on_message(center_view, {"kind": "disable", "app_id": "com.lineup.svg-canvas"}, [])
+    assert "c" not in host.surfaces and center_view.apps[0]["enabled"] is False
+    assert sent.types()[-1] == "client.inventory"
+    center_view._on_message(center_view, {"kind": "enable", "app_id": "com.lineup.svg-canvas"}, [])
+    assert host.apps.get("com.lineup.svg-canvas").enabled
+    # nothing to roll back to: the view says why, in a sentence, and nothing changed
+    center_view._on_message(
+        center_view, {"kind": "rollback", "app_id": "com.lineup.svg-canvas"}, []
+    )
+    assert center_view.sent[-1]["kind"] == "notice"
+    assert "nothing to roll back to" in center_view.sent[-1]["text"]
+    assert not center_view.sent[-1]["text"].startswith("[lineup]")
+
+
+def test_the_app_center_views_verify_names_a_damaged_bundle(
+    host: Host, center_view: Any, lineup_home: Any
+) -> None:
+    """H32: a cached bundle changed on disk shows as a problem of its app."""
+    host.apps.install("com.lineup.svg-canvas")
+    host.apps.install("com.lineup.state-chart")
+    installed = host.apps._installed("com.lineup.svg-canvas")
+    assert installed is not None
+    blob = host.apps.cache / _cache_name(installed[3]["canvas"])
+    blob.write_bytes(blob.read_bytes() + b"<script>evil()</script>")
+    center_view._on_message(center_view, {"kind": "verify"}, [])
+    assert center_view.verification["com.lineup.state-chart"] == []
+    (problem,) = center_view.verification["com.lineup.svg-canvas"]
+    assert "canvas" in problem and "changed" in problem
+
+
+def test_the_app_center_view_ignores_what_it_does_not_understand(
+    host: Host, center_view: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    center_view._on_message(center_view, {"kind": "remove", "app_id": "x"}, [])
+    center_view._on_message(center_view, "not a dict", [])
+    assert center_view.sent == []
+    assert "[lineup] the app center view sent" in caplog.text

@@ -37,6 +37,7 @@ __all__ = [
     "AppRef",
     "AppResult",
     "AppResultPayload",
+    "BundleSignature",
     "CapabilityEntry",
     "ChoiceComponent",
     "ChoiceOption",
@@ -151,6 +152,13 @@ class EnvelopeHeader(_EnvelopeFields):
 # ---- ui.open / ui.patch / ui.close (agent -> client) -------------------------------------
 
 
+class BundleSignature(WireModel):
+    """An Ed25519 signature over a bundle's digest, for hosts in strict mode (H37)."""
+
+    key_id: Annotated[str, Field(pattern=r.SIGNATURE_KEY_ID_PATTERN)] = _rule("H37")
+    value: Annotated[str, Field(pattern=r.SIGNATURE_VALUE_PATTERN)] = _rule("H37")
+
+
 class InlineApp(WireModel):
     """A surface bundle carried in the message (U2, U3, S7)."""
 
@@ -158,6 +166,7 @@ class InlineApp(WireModel):
     name: Annotated[str, Field(min_length=1, max_length=256)] | None = _rule("U2", default=None)
     version: SemVer = _rule("U2")
     integrity: Annotated[str, Field(pattern=r.INTEGRITY_PATTERN)] | None = _rule("H4", default=None)
+    signature: BundleSignature | None = _rule("H37", default=None)
     html: str = _rule("U3")
     css: str = _rule("U3", default="")
     js: str = _rule("U3", default="")

@@ -35,6 +35,9 @@ CAPABILITY_NAME_PATTERN: Final = r"^[a-z][a-z0-9_-]{0,63}(\.[a-z][a-z0-9_-]{0,63
 CAPABILITY_NAME_MAX_LENGTH: Final = 128
 # S7 / host decision H4: sha256 digest of the bundle bytes, standard base64 with padding.
 INTEGRITY_PATTERN: Final = r"^sha256-[A-Za-z0-9+/]{43}=$"
+# app.signature (H37): an Ed25519 signature (64 bytes, standard base64) and its key's id.
+SIGNATURE_KEY_ID_PATTERN: Final = r"^[A-Za-z0-9_-]{16}$"
+SIGNATURE_VALUE_PATTERN: Final = r"^[A-Za-z0-9+/]{86}==$"
 # C9: RFC 3339 date-time with a mandatory offset.
 RFC3339_PATTERN: Final = (
     r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}"
@@ -123,6 +126,8 @@ ERROR_CODES: Final = {
     "not_owner": "the instance was opened by another agent",
     "duplicate_id": "a message with this id was already received from this sender",
     "integrity_mismatch": "the bundle does not hash to its declared integrity",
+    "untrusted_bundle": "strict mode: the bundle is neither allowlisted nor signed by a trusted "
+    "key, or its signature does not verify",
     "call_conflict": "a call_id was reused with a different request",
     "rate_limited": "a surface sent events faster than the host takes them; the excess is dropped",
     "unresponsive": "a surface stopped answering the host, and the user stopped it",
@@ -218,4 +223,8 @@ RULES: Final = {
     "its constraints, or 'cancelled'.",
     "H15": "Markdown is rendered by the host (CommonMark, no raw HTML, tables, strikethrough) "
     "and sanitized to an allowlist: links only http, https or mailto, images only data: URLs.",
+    "H37": "In strict mode an inline bundle opens only if its H4 digest is on the host's "
+    "allowlist or app.signature {key_id, value} is an Ed25519 signature by a trusted key over "
+    "'lineup-bundle-signature-v1\\n' + digest; a signature by a trusted key that does not "
+    "verify is refused in every mode.",
 }

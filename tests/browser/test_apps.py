@@ -138,3 +138,73 @@ def test_c6_the_shipped_weather_and_chart_apps_run_under_the_surface_csp(
         {"instance_id": "chart.01", "event": "select", "data": {"label": "Tue", "value": 7}},
     ]
     assert kernel(notebook, "agent.errors") == []  # no CSP violation, no refused event
+
+
+CENTER = """\
+import json, tempfile
+from IPython.display import display
+from lineup_jupyter import BundleTrust, Host, ProtocolError, SigningKey
+
+key = SigningKey.generate()
+host = Host(conversation_id="conv_01", data_dir=tempfile.mkdtemp(),
+            trust=BundleTrust.strict(keys=[key.public_key]))
+agent = host.connect_agent("agent_hermes_main")
+revisions = []
+agent.on("client.inventory", lambda envelope: revisions.append(envelope["payload"]["revision"]))
+for app_id in ("com.lineup.svg-canvas", "com.lineup.state-chart"):
+    host.apps.install(app_id)
+agent.open_app("canvas.01", "com.lineup.svg-canvas", "canvas")
+agent.open("signed.01", html="<p id='p'>signed</p>", signature=key)
+try:
+    agent.open("unsigned.01", html="<p>unsigned</p>")
+    refused = None
+except ProtocolError as error:
+    refused = [error.code, error.rule, error.path]
+display(host.apps)
+host
+"""
+
+
+def test_g2_the_app_center_view_shows_the_mode_and_its_buttons_act(
+    open_notebook: OpenNotebook,
+) -> None:
+    """H37: the strict mode is visible in both views; a signed bundle opens, an unsigned one
+    is refused. G2, H35, H32: the app center's Disable closes the app's surface and sends a
+    new inventory revision; Verify all names a cached bundle changed on disk; Enable restores."""
+    notebook = open_notebook([CENTER])
+    page = notebook.page
+    center = page.locator(".lineup-apps")
+    expect(center.locator(".lineup-apps-trust")).to_have_text(
+        "Strict mode: inline bundles open only if allowlisted or signed "
+        "(0 allowlisted digests, 1 trusted key)."
+    )
+    expect(page.locator(".lineup-trust")).to_have_attribute("data-mode", "strict")
+    expect(surface(page, "signed.01").locator("#p")).to_have_text("signed")
+    expect(card(page, "unsigned.01")).to_have_count(0)
+    assert kernel(notebook, "refused") == ["untrusted_bundle", "H37", "$.payload.app"]
+    canvas_row = center.locator('tr[data-app-id="com.lineup.svg-canvas"]')
+    expect(canvas_row).to_contain_text("enabled")
+    expect(card(page, "canvas.01")).to_have_count(1)
+    before = kernel(notebook, "revisions")
+
+    canvas_row.get_by_role("button", name="Disable SVG canvas").click()
+    expect(canvas_row).to_contain_text("disabled")
+    expect(card(page, "canvas.01")).to_have_count(0)
+    assert kernel(notebook, 'host.apps.get("com.lineup.svg-canvas").enabled') is False
+    after = kernel(notebook, "revisions")
+    assert len(after) == len(before) + 1 and after[-1] > before[-1]
+
+    notebook.run_cell(
+        "from lineup_jupyter._apps import _cache_name\n"
+        'digest = host.apps._installed("com.lineup.state-chart")[3]["bars"]\n'
+        "blob = host.apps.cache / _cache_name(digest)\n"
+        "blob.write_bytes(blob.read_bytes() + b'<script>evil()</script>')"
+    )
+    center.get_by_role("button", name="Verify all").click()
+    chart_row = center.locator('tr[data-app-id="com.lineup.state-chart"]')
+    expect(chart_row.locator("td.lineup-apps-bad")).to_contain_text("changed on disk")
+    expect(canvas_row.locator("td.lineup-apps-good").last).to_have_text("ok")
+
+    canvas_row.get_by_role("button", name="Enable SVG canvas").click()
+    expect(canvas_row).to_contain_text("enabled")
+    assert kernel(notebook, 'host.apps.get("com.lineup.svg-canvas").enabled') is True

@@ -1,0 +1,150 @@
+// The anywidget view of the app center (`host.apps` in a cell): a table of the installed apps
+// drawn from the kernel's synced traits, with buttons that ask the kernel to act. The registry
+// in the kernel is the truth; this view never changes anything by itself.
+//
+// Synced:      apps [{id, name, version, enabled, previous, versions, surfaces, source}],
+//              trust {mode, allowed, keys}, verification {app_id: [problem, ...]}
+// Kernel ->:   {kind: "notice", text}  (an action the kernel refused, said in a sentence)
+// View ->:     {kind: "enable" | "disable" | "rollback", app_id} | {kind: "verify"} |
+//              {kind: "refresh"}
+
+import { element } from "./dom.js";
+import { trustText } from "./trust.js";
+
+/**
+ * @typedef {{ id: string, name: string, version: string, enabled: boolean,
+ *   previous: string | null, versions: string[], surfaces: string[], source: string }} AppRow
+ * @typedef {import("./trust.js").TrustSummary} TrustSummary
+ * @typedef {{ get(name: string): any, send(content: object): void,
+ *   on(name: string, callback: (...args: any[]) => void): void,
+ *   off(name: string, callback: (...args: any[]) => void): void }} Model
+ */
+
+const STYLE = `
+.lineup-apps { font-family: var(--jp-ui-font-family, sans-serif); font-size: 13px; color: var(--jp-ui-font-color1, #222); }
+.lineup-apps-bar { display: flex; align-items: center; gap: 8px; margin-bottom: 6px; flex-wrap: wrap; }
+.lineup-apps-trust { font-size: 12px; color: var(--jp-ui-font-color2, #666); }
+.lineup-apps-trust[data-mode="strict"] { color: var(--jp-success-color1, #2e7d32); }
+.lineup-apps table { border-collapse: collapse; width: 100%; }
+.lineup-apps th, .lineup-apps td { text-align: left; padding: 4px 8px; border-bottom: 1px solid var(--jp-border-color2, #ddd); vertical-align: top; }
+.lineup-apps th { font-weight: 600; color: var(--jp-ui-font-color2, #666); }
+.lineup-apps-id { font-family: var(--jp-code-font-family, monospace); font-size: 12px; color: var(--jp-ui-font-color2, #666); }
+.lineup-apps-bad { color: var(--jp-error-color1, #c62828); }
+.lineup-apps-good { color: var(--jp-success-color1, #2e7d32); }
+.lineup-apps-notice { color: var(--jp-error-color1, #c62828); }
+.lineup-apps button { margin-right: 4px; }
+.lineup-apps button:focus-visible { outline: 2px solid var(--jp-brand-color1, #1976d2); }
+`;
+
+/** @param {{ model: Model, el: HTMLElement, signal?: AbortSignal }} context */
+function render({ model, el, signal }) {
+  const style = document.createElement("style");
+  style.textContent = STYLE;
+  const root = element("div", "lineup-apps");
+  const bar = element("div", "lineup-apps-bar");
+  const trust = element("span", "lineup-apps-trust");
+  const verify = /** @type {HTMLButtonElement} */ (element("button", "lineup-apps-verify", "Verify all"));
+  verify.type = "button";
+  verify.title = "Re-hash every cached bundle of every installed version";
+  const refresh = /** @type {HTMLButtonElement} */ (element("button", "lineup-apps-refresh", "Refresh"));
+  refresh.type = "button";
+  refresh.title = "Read the registry again (another kernel or the CLI may have changed it)";
+  const notice = element("div", "lineup-apps-notice");
+  notice.setAttribute("role", "alert");
+  bar.append(trust, verify, refresh);
+  const table = element("table", "");
+  root.append(bar, notice, table);
+  el.append(style, root);
+
+  const send = (/** @type {object} */ content) => {
+    notice.textContent = "";
+    try {
+      model.send(content);
+    } catch (error) {
+      notice.textContent = "The kernel is not reachable: run the cell again to reconnect.";
+      console.warn("[lineup] the kernel is not reachable:", error);
+    }
+  };
+  verify.addEventListener("click", () => send({ kind: "verify" }));
+  refresh.addEventListener("click", () => send({ kind: "refresh" }));
+
+  /** @param {string} label @param {string} kind @param {AppRow} app @param {string} title */
+  const action = (label, kind, app, title) => {
+    const button = /** @type {HTMLButtonElement} */ (element("button", `lineup-apps-${kind}`, label));
+    button.type = "button";
+    button.title = title;
+    button.setAttribute("aria-label", `${label} ${app.name}`);
+    button.addEventListener("click", () => send({ kind, app_id: app.id }));
+    return button;
+  };
+
+  const draw = () => {
+    const summary = /** @type {TrustSummary | undefined} */ (model.get("trust"));
+    trust.textContent = trustText(summary);
+    trust.dataset.mode = summary?.mode ?? "dev";
+    const apps = /** @type {AppRow[]} */ (model.get("apps") ?? []);
+    const verification = /** @type {Record<string, string[]>} */ (model.get("verification") ?? {});
+    const head = element("tr", "");
+    for (const name of ["App", "Version", "State", "Verified", ""]) head.append(element("th", "", name));
+    const rows = [head];
+    for (const app of apps) {
+      const row = element("tr", "");
+      row.dataset.appId = app.id;
+      const name = element("td", "");
+      name.append(element("div", "", app.name), element("div", "lineup-apps-id", app.id));
+      name.title = `surfaces: ${app.surfaces.join(", ")}\nfrom: ${app.source}`;
+      const version = element("td", "", app.version);
+      if (app.versions.length > 1) version.title = `installed: ${app.versions.join(", ")}`;
+      const state = element("td", app.enabled ? "lineup-apps-good" : "", app.enabled ? "enabled" : "disabled");
+      const problems = verification[app.id];
+      const verified = element(
+        "td",
+        problems === undefined ? "" : problems.length ? "lineup-apps-bad" : "lineup-apps-good",
+        problems === undefined ? "not checked" : problems.length ? problems.join("\n") : "ok",
+      );
+      verified.style.whiteSpace = "pre-wrap";
+      const actions = element("td", "");
+      actions.append(
+        app.enabled
+          ? action("Disable", "disable", app, "Withdraw it: its surfaces close, agents are told")
+          : action("Enable", "enable", app, "Let agents see and open it"),
+      );
+      if (app.previous) {
+        actions.append(action("Roll back", "rollback", app, `Make ${app.previous} current again`));
+      }
+      row.append(name, version, state, verified, actions);
+      rows.push(row);
+    }
+    if (!apps.length) {
+      const empty = element("td", "", "No app is installed. host.apps.install(...) or `lineup app install` adds one.");
+      empty.setAttribute("colspan", "5");
+      const row = element("tr", "");
+      row.append(empty);
+      rows.push(row);
+    }
+    table.replaceChildren(...rows);
+  };
+
+  /** @param {any} content */
+  const onCustom = (content) => {
+    if (content?.kind === "notice") notice.textContent = String(content.text);
+  };
+  model.on("change:apps", draw);
+  model.on("change:trust", draw);
+  model.on("change:verification", draw);
+  model.on("msg:custom", onCustom);
+  draw();
+
+  const cleanup = () => {
+    model.off("change:apps", draw);
+    model.off("change:trust", draw);
+    model.off("change:verification", draw);
+    model.off("msg:custom", onCustom);
+    style.remove();
+    root.remove();
+  };
+  signal?.addEventListener("abort", cleanup);
+  return cleanup;
+}
+
+export default { render };
