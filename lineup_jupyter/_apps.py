@@ -540,13 +540,36 @@ class AppCenter:
         surface = manifest.surface(ref.surface)
         if surface is None:
             raise unsupported(f"app {ref.id!r} {version} has no surface {ref.surface!r}")
+        return OpenedSurface(self._bundle(ref.id, version, manifest, surface, integrities), surface)
+
+    def _bundle(
+        self,
+        app_id: str,
+        version: str,
+        manifest: AppManifest,
+        surface: SurfaceManifest,
+        integrities: dict[str, str],
+    ) -> InlineApp:
+        """The surface's bundle as it opens: verified from the cache (H32), assets inlined,
+        within this host's bundle limit (another kernel may have installed it under a larger
+        one). ProtocolError when it cannot open here."""
         integrity = integrities[surface.id]
         html, css, js, assets = parse_bundle_bytes(
-            self._load(ref.id, version, surface.id, integrity)
+            self._load(app_id, version, surface.id, integrity)
         )
         html, css, js = inline_assets(html, css, js, assets)
-        app = InlineApp.model_construct(  # checked at install; the digest proves it unchanged
-            id=ref.id,
+        size = sum(len(part.encode("utf-8")) for part in (html, css, js))
+        if size > self.max_bundle_bytes:
+            raise ProtocolError(
+                "too_large",
+                "U3",
+                "$.payload.app",
+                f"{app_id} {version} surface {surface.id!r} is {size} bytes with its assets; "
+                f"this host's bundle limit is {self.max_bundle_bytes}. Nothing was opened. "
+                + rules.RULES["U3"],
+            )
+        return InlineApp.model_construct(  # checked at install; the digest proves it unchanged
+            id=app_id,
             name=manifest.name,
             version=version,
             integrity=integrity,
@@ -554,7 +577,6 @@ class AppCenter:
             css=css,
             js=js,
         )
-        return OpenedSurface(app, surface)
 
     def inventory_entries(self) -> builtins.list[dict[str, Any]]:
         """``applications`` of client.inventory (C4, C5): enabled apps whose current version
@@ -571,10 +593,10 @@ class AppCenter:
                 continue  # changed by another kernel meanwhile
             _, version, manifest, integrities = installed
             try:
-                for surface_id, integrity in integrities.items():
-                    self._load(app_id, version, surface_id, integrity)
+                for surface in manifest.surfaces:
+                    self._bundle(app_id, version, manifest, surface, integrities)
             except ProtocolError:
-                continue  # not verified locally: not offered (C5)
+                continue  # not verified locally, or too large for this host: not offered (C5)
             entries.append(
                 {
                     "id": app_id,

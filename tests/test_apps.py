@@ -729,3 +729,22 @@ def test_g4_an_unusable_data_dir_is_a_clear_usage_error(tmp_path: Path) -> None:
     blocked.write_text("not a folder")
     with pytest.raises(UsageError, match="cannot open its database"):
         Host(CONVERSATION, data_dir=blocked)
+
+
+def test_u3_an_app_installed_under_a_larger_limit_does_not_open_beyond_this_hosts(
+    app_dir: Path, lineup_home: Path
+) -> None:
+    """Two kernels share one registry; the smaller host refuses what only the larger allowed."""
+    from lineup_jupyter import Limits
+
+    write_app(app_dir, html="<p>" + "x" * 5000 + "</p>")
+    big = Host(conversation_id=CONVERSATION, limits=Limits(max_bundle_bytes=10_000))
+    big.apps.install(app_dir)
+    small = Host(conversation_id=CONVERSATION, limits=Limits(max_bundle_bytes=1_000))
+    assert small.inventory["applications"] == []  # C5: not offered where it cannot open
+    sent = Recorder(small)
+    error = small.receive(ui_open("n", {"id": APP, "surface": "main"}))
+    assert error is not None and (error.code, error.rule) == ("too_large", "U3")
+    assert "limit is 1000" in error.message and "n" not in small.surfaces
+    assert sent.last()["payload"]["code"] == "too_large"
+    assert big.receive(ui_open("n", {"id": APP, "surface": "main"})) is None
