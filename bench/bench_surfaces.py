@@ -218,6 +218,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--roundtrips", type=int, default=200)
     parser.add_argument("--only", default="roundtrip,burst,many,flood")
+    parser.add_argument("--repeats", type=int, default=3, help="runs of each surface count")
     args = parser.parse_args()
     parts = set(args.only.split(","))
     rows: list[tuple[str, str, str, str]] = []
@@ -271,21 +272,43 @@ def main() -> None:
                     )
                 )
 
+            # Each count is opened --repeats times and the median kept: one run on this
+            # 2-core machine varies by a third. Linear cost = a flat time per surface.
+            per_count: dict[int, tuple[float, float]] = {}
             for count in (25, 50, 100) if "many" in parts else ():
-                before = browser_memory()
-                opened = json.loads(notebook.run_cell(MANY.replace("COUNT", str(count))))
-                each = opened["open_s"] / count * 1000
-                grown = (browser_memory() - before) / count / 2**20
+                opens, grown = [], []
+                for _ in range(args.repeats):
+                    before = browser_memory()
+                    opened = json.loads(notebook.run_cell(MANY.replace("COUNT", str(count))))
+                    opens.append(opened["open_s"])
+                    grown.append((browser_memory() - before) / count / 2**20)
+                    notebook.run_cell(CLOSE_MANY.replace("COUNT", str(count)))
+                    time.sleep(2)  # let the browser drop the closed frames
+                per_count[count] = (statistics.median(opens), statistics.median(grown))
+            if per_count:
                 rows.append(
                     (
-                        f"{count} surfaces: until every one has said it is up; browser memory",
+                        f"25 / 50 / 100 surfaces until every one has said it is up, median of "
+                        f"{args.repeats}: total (per surface); browser memory per surface",
                         "—",
-                        f"{opened['open_s']:.2f} s ({each:.0f} ms each); {grown:.2f} MiB each",
+                        " / ".join(
+                            f"{total:.2f} s ({total / count * 1000:.0f} ms)"
+                            for count, (total, _) in per_count.items()
+                        )
+                        + "; "
+                        + " / ".join(f"{mib:.1f} MiB" for _, mib in per_count.values()),
                         "—",
                     )
                 )
-                notebook.run_cell(CLOSE_MANY.replace("COUNT", str(count)))
-                time.sleep(2)  # let the browser drop the closed frames
+                (t25, _), (t100, _) = per_count[25], per_count[100]
+                rows.append(
+                    (
+                        "  ... time per surface at 100 over time per surface at 25 (1.0 = linear)",
+                        "—",
+                        "—",
+                        f"{(t100 / 100) / (t25 / 25):.2f}x",
+                    )
+                )
 
             if "flood" in parts:
                 rows.extend(flood(notebook))
