@@ -15,7 +15,10 @@ from ._calls import CallHandle, CallResult
 from ._capabilities import Capabilities, Capability, Policy
 from ._errors import CapabilityError, LineUpError, ProtocolError, UsageError
 from ._host import Host
+from ._remote import RemoteAgent
+from ._stdio import ProcessAgent
 from ._surfaces import SurfaceChange, SurfaceInstance
+from ._websocket import WebSocketAgent, WebSocketListener
 from .protocol import Limits, bundle_integrity, validate_envelope
 
 __version__ = "0.1.0"
@@ -39,13 +42,17 @@ __all__ = [
     "LineUpError",
     "PendingCall",
     "Policy",
+    "ProcessAgent",
     "ProtocolError",
     "Record",
+    "RemoteAgent",
     "Subscription",
     "SurfaceChange",
     "SurfaceEvent",
     "SurfaceInstance",
     "UsageError",
+    "WebSocketAgent",
+    "WebSocketListener",
     "__version__",
     "bundle_integrity",
     "shipped_apps",
