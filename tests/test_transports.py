@@ -27,6 +27,7 @@ from websockets.sync.server import Server, ServerConnection, serve
 from lineup_jupyter import Host, Limits, ProtocolError, UsageError
 from lineup_jupyter.testing import ScriptedUser
 
+EXAMPLES = Path(__file__).parent.parent / "examples"
 AGENT = "agent_p"
 OPEN = {
     "instance_id": "p.1",
@@ -452,3 +453,41 @@ def test_an_agent_connects_with_the_token_and_again_after_leaving(user: Scripted
         assert json.loads(ws.recv(timeout=5))["type"] == "lineup.v1.ui.event"
     listener.close()
     assert listener.agents == []
+
+
+# ---- the examples, end to end ----------------------------------------------------------------
+
+
+def test_the_echo_example(user: ScriptedUser) -> None:
+    """examples/echo_agent.py: open, echo a click with a patch, confirm a reset, and exit
+    when the user closes its surface."""
+    echo = user.connect_process([sys.executable, str(EXAMPLES / "echo_agent.py")])
+    opened = user.expect("ui.open", instance_id="echo.main")
+    assert opened["sender"]["id"] == "agent_echo" == echo.agent_id
+    user.click("echo.main", "echo", {"text": "hi"})
+    user.expect("ui.patch", state={"count": 1, "last": "hi"}, merge=True)
+    user.click("echo.main", "reset")
+    question = user.expect("component.show", kind="confirm")
+    user.answer(question["payload"]["component_id"], True)
+    user.expect("ui.patch", state={"count": 0, "last": ""})
+    user.expect("component.show", kind="text", text="Reset.")
+    user.close_surface("echo.main")
+    user.wait_for(lambda: echo.status == "exited", "the agent to exit")
+    assert echo.returncode == 0 and user.refused() == []
+
+
+def test_the_plain_json_example(user: ScriptedUser) -> None:
+    """examples/plain_json_agent.py, stdlib only: a choice, a surface whose hand-computed
+    integrity the host verifies (H4, S7), a patch, and a goodbye."""
+    plain = user.connect_process([sys.executable, str(EXAMPLES / "plain_json_agent.py")])
+    question = user.expect("component.show", kind="choice")
+    user.answer(question["payload"]["component_id"], ["blue"])
+    opened = user.expect("ui.open", instance_id="plain.swatch")
+    assert opened["payload"]["app"]["integrity"].startswith("sha256-")
+    user.expect("component.show", kind="status", state="done")
+    user.click("plain.swatch", "darker")
+    user.expect("ui.patch", state={"shade": 1})
+    user.close_surface("plain.swatch")
+    user.expect("component.show", kind="markdown")
+    user.wait_for(lambda: plain.status == "exited", "the agent to exit")
+    assert plain.returncode == 0 and user.refused() == []
