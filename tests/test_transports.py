@@ -405,8 +405,8 @@ def test_the_listener_binds_loopback_only(user: ScriptedUser) -> None:
 
 
 def test_the_listener_turns_away_what_lacks_the_token(user: ScriptedUser) -> None:
-    """H43: no token, a wrong token, or a web page (Origin) with the right one: refused at the
-    handshake, and nothing reaches host.receive."""
+    """H43: no token, a wrong token, a web page (Origin) with the right one, or a bad agent
+    id: refused at the handshake, and nothing reaches host.receive."""
     calls: list[Any] = []
     receive = user.host.receive
     user.host.receive = lambda raw: calls.append(raw) or receive(raw)  # type: ignore[method-assign]
@@ -422,8 +422,11 @@ def test_the_listener_turns_away_what_lacks_the_token(user: ScriptedUser) -> Non
         with pytest.raises(InvalidStatus) as refused:
             connect(**attempt, open_timeout=5)
         statuses.append(refused.value.response.status_code)
+    with pytest.raises(InvalidStatus) as named_badly:  # M1: the token is right, the id is not
+        connect(f"{listener.url}?token={listener.token}&agent_id=bad%20id", open_timeout=5)
+    assert named_badly.value.response.status_code == 400
     assert statuses == [401, 401, 401, 403]
-    assert listener.refused == 4 and listener.agents == []
+    assert listener.refused == 5 and listener.agents == []
     assert calls == [] and len(user.host.history) == 0
 
 
