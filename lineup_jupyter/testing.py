@@ -56,7 +56,7 @@ class ScriptedUser:
         self,
         conversation_id: str = "conv_test",
         *,
-        timeout: float = 5.0,
+        timeout: float = 30.0,
         data_dir: str | os.PathLike[str] | None = None,
         **host_options: Any,
     ) -> None:
