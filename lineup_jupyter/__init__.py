@@ -15,8 +15,11 @@ from ._calls import CallHandle, CallResult
 from ._capabilities import Capabilities, Capability, Policy
 from ._errors import CapabilityError, LineUpError, ProtocolError, UsageError
 from ._host import Host
+from ._remote import RemoteAgent
+from ._stdio import ProcessAgent
 from ._surfaces import SurfaceChange, SurfaceInstance
 from ._trust import BundleTrust, SigningKey
+from ._websocket import WebSocketAgent, WebSocketListener
 from .protocol import Limits, bundle_integrity, validate_envelope
 
 __version__ = "0.1.0"
@@ -41,14 +44,18 @@ __all__ = [
     "LineUpError",
     "PendingCall",
     "Policy",
+    "ProcessAgent",
     "ProtocolError",
     "Record",
+    "RemoteAgent",
     "SigningKey",
     "Subscription",
     "SurfaceChange",
     "SurfaceEvent",
     "SurfaceInstance",
     "UsageError",
+    "WebSocketAgent",
+    "WebSocketListener",
     "__version__",
     "bundle_integrity",
     "shipped_apps",

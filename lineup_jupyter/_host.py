@@ -62,7 +62,11 @@ from .protocol._validate import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
     from ._agent import Agent
+    from ._stdio import ProcessAgent
+    from ._websocket import WebSocketAgent, WebSocketListener
 
 __all__ = ["Host"]
 
@@ -702,6 +706,39 @@ class Host:
 
     def __repr__(self) -> str:
         return f"Host(conversation_id={self.conversation_id!r}, surfaces={list(self.surfaces)})"
+
+    # ---- agents outside the kernel (docs/agents.md) -----------------------------------
+
+    def connect_process(
+        self,
+        argv: Sequence[str | os.PathLike[str]],
+        *,
+        cwd: str | os.PathLike[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        agent_id: str | None = None,
+    ) -> ProcessAgent:
+        """Start an agent process that speaks JSON lines on stdin/stdout (H40).
+
+        ``env`` adds to the kernel's environment. ``agent_id`` is the agent it speaks for;
+        without it, the first envelope's ``sender.id`` decides (H41). ``close()`` ends it.
+        """
+        from ._stdio import ProcessAgent
+
+        return ProcessAgent(self, argv, cwd=cwd, env=env, agent_id=agent_id)
+
+    def connect_websocket(
+        self, url: str, *, agent_id: str | None = None, headers: Mapping[str, str] | None = None
+    ) -> WebSocketAgent:
+        """Connect to an agent serving WebSocket at ``url``; reconnects when dropped (H42)."""
+        from ._websocket import WebSocketAgent
+
+        return WebSocketAgent(self, url, agent_id=agent_id, headers=headers)
+
+    def listen_websocket(self, port: int = 0, *, token: str | None = None) -> WebSocketListener:
+        """Let agents connect on 127.0.0.1:``port`` with ``token`` (made up if None) (H43)."""
+        from ._websocket import WebSocketListener
+
+        return WebSocketListener(self, port, token=token)
 
 
 def _fingerprint(envelope: AppCall) -> str:

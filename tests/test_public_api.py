@@ -6,6 +6,7 @@ import types
 
 import lineup_jupyter
 import lineup_jupyter.protocol
+import lineup_jupyter.testing
 
 PUBLIC = {
     "Agent",
@@ -27,14 +28,18 @@ PUBLIC = {
     "LineUpError",
     "PendingCall",
     "Policy",
+    "ProcessAgent",
     "ProtocolError",
     "Record",
+    "RemoteAgent",
     "SigningKey",
     "Subscription",
     "SurfaceChange",
     "SurfaceEvent",
     "SurfaceInstance",
     "UsageError",
+    "WebSocketAgent",
+    "WebSocketListener",
     "__version__",
     "bundle_integrity",
     "shipped_apps",
@@ -48,7 +53,7 @@ def test_top_level_all_is_exactly_the_public_surface() -> None:
 
 
 def test_every_public_name_is_exported_and_nothing_else() -> None:
-    for module in (lineup_jupyter, lineup_jupyter.protocol):
+    for module in (lineup_jupyter, lineup_jupyter.protocol, lineup_jupyter.testing):
         exported = set(module.__all__)
         for name in exported:
             assert hasattr(module, name), name
@@ -58,6 +63,11 @@ def test_every_public_name_is_exported_and_nothing_else() -> None:
             if not n.startswith("_") and n != "annotations" and not isinstance(v, types.ModuleType)
         }
         assert public <= exported, public - exported
+
+
+def test_the_testing_kit_is_one_name() -> None:
+    """lineup_jupyter.testing, for agent authors' tests (docs/agents.md)."""
+    assert lineup_jupyter.testing.__all__ == ["ScriptedUser"]
 
 
 def test_the_contract_names_exist() -> None:

@@ -1,0 +1,249 @@
+"""Test an agent with pytest and no browser: a headless host and a user who follows a script.
+
+    import sys
+    from lineup_jupyter.testing import ScriptedUser
+
+    def test_my_agent():
+        with ScriptedUser() as user:
+            user.connect_process([sys.executable, "my_agent.py"], agent_id="agent_me")
+            opened = user.expect("ui.open")                  # what the agent sent, or fail
+            user.click(opened["payload"]["instance_id"], "clicked", {"n": 1})
+            user.expect("ui.patch", instance_id=opened["payload"]["instance_id"])
+            question = user.expect("component.show", kind="confirm")
+            user.answer(question["payload"]["component_id"], True)
+
+The host is a real ``Host`` in a temporary data dir (its audit, app registry and artifacts
+never touch the user's home). ``expect`` waits (``timeout`` seconds, a guard, not a measure)
+for the next envelope of a type the agent sent and the host accepted, and fails with what did
+arrive instead; each envelope is matched once. The user's acts (``click``, ``answer``,
+``allow``...) are the calls the widget makes, and fail the test when the host refuses them.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import tempfile
+import time
+import typing
+
+from . import _errors, _host, _stdio
+from ._pending import _on_running_loop
+from .protocol import rules
+
+if typing.TYPE_CHECKING:  # only the names in __all__ are public here (tests/test_public_api.py)
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import Any
+
+    from ._agent import Agent
+    from ._bus import Record
+    from ._errors import ProtocolError
+    from ._remote import RemoteAgent
+    from ._stdio import ProcessAgent
+    from ._websocket import WebSocketAgent, WebSocketListener
+
+__all__ = ["ScriptedUser"]
+
+_POLL = 0.005  # seconds between two looks at the history while waiting
+_SHOWN = 20  # envelopes listed when an expectation fails
+_NAMES = ("instance_id", "component_id", "call_id", "kind", "event", "code", "status")
+
+
+class ScriptedUser:
+    """A headless host (``.host``) and the user in front of it, for tests."""
+
+    def __init__(
+        self,
+        conversation_id: str = "conv_test",
+        *,
+        timeout: float = 30.0,
+        data_dir: str | os.PathLike[str] | None = None,
+        **host_options: Any,
+    ) -> None:
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        if data_dir is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="lineup-test-")
+            data_dir = self._tmp.name
+        root = pathlib.Path(data_dir)
+        host_options.setdefault("artifacts_dir", root / "artifacts")
+        host_options.setdefault("history_size", 10_000)  # a test reads back far
+        self.host = _host.Host(conversation_id, data_dir=root, **host_options)
+        self.timeout = timeout
+        self._matched: set[int] = set()  # seq of every record an expect returned
+        self._agents: list[RemoteAgent] = []
+        self._listeners: list[WebSocketListener] = []
+
+    # ---- agents ------------------------------------------------------------------------
+
+    def connect_agent(self, agent_id: str) -> Agent:
+        """An in-kernel agent of this host."""
+        return self.host.connect_agent(agent_id)
+
+    def connect_process(
+        self, argv: Sequence[str | os.PathLike[str]], **options: Any
+    ) -> ProcessAgent:
+        """Start an agent process (``host.connect_process``); it is closed with the user."""
+        agent = self.host.connect_process(argv, **options)
+        self._agents.append(agent)
+        return agent
+
+    def connect_websocket(self, url: str, **options: Any) -> WebSocketAgent:
+        """Connect to an agent's WebSocket (``host.connect_websocket``); closed with the user."""
+        agent = self.host.connect_websocket(url, **options)
+        self._agents.append(agent)
+        return agent
+
+    def listen_websocket(self, port: int = 0, **options: Any) -> WebSocketListener:
+        """Listen for agents (``host.listen_websocket``); closed with the user."""
+        listener = self.host.listen_websocket(port, **options)
+        self._listeners.append(listener)
+        return listener
+
+    # ---- what the agent did --------------------------------------------------------------
+
+    def expect(self, type_: str, *, timeout: float | None = None, **fields: Any) -> dict[str, Any]:
+        """The next envelope of ``type_`` (``ui.open`` or the full name) that the agent sent
+        and the host accepted, with these payload fields; waits for it, then fails the test
+        listing what came instead."""
+        return self._expect("to_client", type_, timeout, fields)
+
+    def expect_to_agent(
+        self, type_: str, *, timeout: float | None = None, **fields: Any
+    ) -> dict[str, Any]:
+        """The next envelope of ``type_`` the host sent to the agents (``error``,
+        ``component.answer``, ``app.result``...), with these payload fields."""
+        return self._expect("to_agent", type_, timeout, fields)
+
+    def wait_for(
+        self, condition: Callable[[], object], what: str, *, timeout: float | None = None
+    ) -> None:
+        """Wait until ``condition()`` is true (an agent exited, wrote to stderr...), or fail
+        the test saying ``what`` was awaited."""
+        wait = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + wait
+        while not condition():
+            if time.monotonic() >= deadline:
+                raise AssertionError(f"[lineup] waited {wait} s for {what}; it did not happen")
+            time.sleep(_POLL)
+
+    def sent(self) -> list[dict[str, Any]]:
+        """Every envelope the agents sent that the host accepted, oldest first."""
+        return [r.envelope for r in self.host.history if _is(r, "to_client")]
+
+    def refused(self) -> list[dict[str, Any]]:
+        """The error payload of every agent message the host refused, oldest first."""
+        return [
+            r.error
+            for r in self.host.history
+            if r.direction == "to_client" and r.kind == "refused" and r.error is not None
+        ]
+
+    # ---- what the user does ----------------------------------------------------------
+
+    def click(self, instance_id: str, event: str, data: dict[str, Any] | None = None) -> None:
+        """The surface ``instance_id`` sends ``event`` with ``data``, as a click in it would."""
+        self._done(self.host.user_event(instance_id, event, data), f"the event {event!r}")
+
+    def answer(self, component_id: str, value: Any) -> None:
+        """Answer a question: option ids for a choice, True/False for a confirm, the input."""
+        self._done(self.host.answer(component_id, "answered", value), "the answer")
+
+    def cancel(self, component_id: str) -> None:
+        """Cancel a question (its Cancel button)."""
+        self._done(self.host.answer(component_id, "cancelled"), "the cancel")
+
+    def close_surface(self, instance_id: str) -> None:
+        """Close a surface with the host's close button (the agent hears ui.event 'close')."""
+        self._done(self.host.user_close(instance_id), "closing the surface")
+
+    def allow(
+        self, call_id: str, *, remember: bool = False, typed_name: str | None = None
+    ) -> dict[str, Any]:
+        """Allow a waiting app.call; returns the app.result payload the agent got."""
+        return self.host.decide(call_id, "allow", remember=remember, typed_name=typed_name)
+
+    def deny(self, call_id: str) -> dict[str, Any]:
+        """Deny a waiting app.call; returns the app.result payload the agent got."""
+        return self.host.decide(call_id, "deny")
+
+    # ---- the end -----------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close every agent and listener this user started, then remove the data dir."""
+        for listener in self._listeners:
+            listener.close()
+        for agent in self._agents:
+            agent.close()
+        self.host.audit.close()
+        self.host.apps.close()
+        if self._tmp is not None:
+            self._tmp.cleanup()
+
+    def __enter__(self) -> ScriptedUser:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---- inside ------------------------------------------------------------------------
+
+    def _expect(
+        self, direction: str, type_: str, timeout: float | None, fields: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        full = type_ if type_.startswith(rules.TYPE_PREFIX) else rules.TYPE_PREFIX + type_
+        wait = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + wait
+        while True:
+            for record in self.host.history:
+                if record.seq in self._matched or not _is(record, direction):
+                    continue
+                envelope = record.envelope
+                payload = envelope.get("payload", {})
+                if envelope.get("type") == full and all(
+                    payload.get(name) == value for name, value in fields.items()
+                ):
+                    self._matched.add(record.seq)
+                    return envelope
+            if time.monotonic() >= deadline:
+                raise AssertionError(self._missing(direction, full, fields, wait))
+            if _on_running_loop():
+                raise _errors.UsageError(
+                    "[lineup] ScriptedUser.expect waits for envelopes that the kernel's event "
+                    "loop delivers, so it cannot wait on that loop: use it in pytest or a "
+                    "script, not in a notebook cell."
+                )
+            time.sleep(_POLL)
+
+    def _missing(self, direction: str, full: str, fields: Mapping[str, Any], wait: float) -> str:
+        wanted = full + "".join(f" {name}={value!r}" for name, value in fields.items())
+        who = "the agent sent" if direction == "to_client" else "the host sent to agents"
+        came = [_summary(r) for r in self.host.history if r.direction == direction]
+        lines = [f"[lineup] expected {wanted} within {wait} s; it did not come."]
+        lines.append(f"What {who} (oldest first, {len(came)} in all):")
+        lines += [f"  {line}" for line in came[-_SHOWN:]] or ["  nothing"]
+        for agent in self._agents:
+            lines.append(f"{agent!r}")
+            if isinstance(agent, _stdio.ProcessAgent) and agent.stderr_tail.strip():
+                tail = agent.stderr_tail.strip().splitlines()[-10:]
+                lines += ["  its stderr ends:", *(f"    {line}" for line in tail)]
+        return "\n".join(lines)
+
+    def _done(self, error: ProtocolError | None, what: str) -> None:
+        if error is not None:
+            raise AssertionError(f"[lineup] the host refused {what}: {error}")
+
+
+def _is(record: Record, direction: str) -> bool:
+    return record.direction == direction and record.kind == "envelope"
+
+
+def _summary(record: Record) -> str:
+    envelope = record.envelope
+    kind = str(envelope.get("type", "?")).removeprefix(rules.TYPE_PREFIX)
+    payload = envelope.get("payload")
+    names = payload if isinstance(payload, dict) else {}
+    shown = ", ".join(f"{name}={names[name]!r}" for name in _NAMES if name in names)
+    if record.kind == "refused" and record.error is not None:
+        error = record.error
+        return f"REFUSED {kind} [{error.get('rule')} {error.get('code')}] {error.get('message')}"
+    return f"{kind} {shown}".rstrip()

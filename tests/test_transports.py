@@ -1,0 +1,497 @@
+"""Agents outside the kernel: real child processes over stdio, real loopback WebSockets.
+
+Each agent here is a few lines of stdlib Python (``PRELUDE`` below) or a test-side WebSocket
+server; the user is lineup_jupyter.testing.ScriptedUser. Timeouts only guard against a hang.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import queue
+import signal
+import socket
+import sys
+import textwrap
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from websockets.exceptions import InvalidStatus
+from websockets.sync.client import ClientConnection, connect
+from websockets.sync.server import Server, ServerConnection, serve
+
+from lineup_jupyter import Host, Limits, ProtocolError, UsageError
+from lineup_jupyter.testing import ScriptedUser
+
+EXAMPLES = Path(__file__).parent.parent / "examples"
+GUARD = 30  # seconds: a guard against a hang on a loaded machine, never a measure
+AGENT = "agent_p"
+OPEN = {
+    "instance_id": "p.1",
+    "app": {"id": "com.example.puppet", "version": "1.0.0", "html": "<button>go</button>"},
+    "state": {"n": 0},
+}
+
+# What every test agent starts with: read the inventory, then helpers to speak and to tell
+# the test (on stderr) what it heard.
+PRELUDE = """
+import json, sys, time
+
+def read():
+    line = sys.stdin.readline()
+    if not line:
+        sys.exit(0)
+    return json.loads(line)
+
+def log(*parts):
+    print(*parts, file=sys.stderr, flush=True)
+
+inventory = read()
+CONVERSATION = inventory["conversation_id"]
+log("inventory", inventory["payload"]["revision"], json.dumps(inventory.get("target")))
+
+def send(kind, payload, id_, sender="agent_p"):
+    envelope = {"v": 1, "id": id_, "type": "lineup.v1." + kind,
+                "conversation_id": CONVERSATION, "sender": {"kind": "agent", "id": sender},
+                "payload": payload}
+    raw(json.dumps(envelope))
+
+def raw(text):
+    sys.stdout.write(text + "\\n")
+    sys.stdout.flush()
+
+def listen():
+    for line in sys.stdin:
+        envelope = json.loads(line)
+        log("got", envelope["type"], envelope["payload"].get("code", ""),
+            json.dumps(envelope.get("target")))
+"""
+
+OPENS_AND_LISTENS = f"send('ui.open', {OPEN!r}, 'm1')\nlisten()\n"
+
+
+def agent(tmp_path: Path, body: str) -> list[str]:
+    """The argv of a test agent: PRELUDE, then ``body``."""
+    script = tmp_path / f"agent_{len(list(tmp_path.iterdir()))}.py"
+    script.write_text(PRELUDE + textwrap.dedent(body), "utf-8")
+    return [sys.executable, str(script)]
+
+
+@pytest.fixture
+def user() -> Iterator[ScriptedUser]:
+    with ScriptedUser(conversation_id="conv_01") as scripted:
+        yield scripted
+
+
+# ---- stdio ---------------------------------------------------------------------------------
+
+
+def test_inventory_comes_first_and_envelopes_flow_both_ways(
+    user: ScriptedUser, tmp_path: Path
+) -> None:
+    """C1, H40: the inventory is the first line; the agent's lines reach the host, and the
+    events of its surface reach the agent."""
+    process = user.connect_process(agent(tmp_path, OPENS_AND_LISTENS), agent_id=AGENT)
+    inventory = user.expect_to_agent("client.inventory")
+    assert inventory["target"] == {"kind": "agent", "id": AGENT}
+    user.expect("ui.open", instance_id="p.1")
+    assert user.host.surfaces["p.1"].owner == AGENT
+    user.click("p.1", "clicked", {"n": 1})
+    user.wait_for(lambda: "got lineup.v1.ui.event" in process.stderr_tail, "the event")
+    assert f"inventory {inventory['payload']['revision']} " in process.stderr_tail
+    assert process.status == "running" and process.returncode is None
+    assert process.agent_id == AGENT
+
+
+def test_without_agent_id_the_first_envelope_names_the_agent(
+    user: ScriptedUser, tmp_path: Path
+) -> None:
+    """H41: unbound, the inventory goes to every agent; the first sender.id binds."""
+    process = user.connect_process(agent(tmp_path, OPENS_AND_LISTENS))
+    assert "target" not in user.expect_to_agent("client.inventory")
+    user.expect("ui.open")
+    assert process.agent_id == AGENT
+    user.click("p.1", "clicked")
+    user.wait_for(lambda: "got lineup.v1.ui.event" in process.stderr_tail, "the event")
+
+
+def test_a_line_that_is_not_json_is_refused_and_the_stream_goes_on(
+    user: ScriptedUser, tmp_path: Path
+) -> None:
+    """H2, H3: a log line on stdout is refused like any bad message; the agent hears why,
+    and its next envelope is taken."""
+    body = f"raw('print debugging')\nraw('')\nsend('ui.open', {OPEN!r}, 'm1')\nlisten()"
+    process = user.connect_process(agent(tmp_path, body), agent_id=AGENT)
+    error = user.expect_to_agent("error", code="invalid_json")
+    assert error["payload"]["rule"] == "H2"
+    assert "target" not in error  # no sender could be read: H3 tells every agent
+    user.expect("ui.open")  # the blank line was skipped, the envelope after it taken
+    user.wait_for(lambda: "got lineup.v1.error invalid_json" in process.stderr_tail, "the error")
+    assert len(user.refused()) == 1
+
+
+def test_an_envelope_that_breaks_a_rule_is_refused_as_in_the_kernel(
+    user: ScriptedUser, tmp_path: Path
+) -> None:
+    """U1, H6, H3: the host's own checks, the host's own answers, nothing changed."""
+    body = """
+    send("ui.patch", {"instance_id": "nowhere", "state": {}}, "m1")
+    send("ui.open", {"instance_id": "bad id", "app": {}, "state": {}}, "m2")
+    listen()
+    """
+    process = user.connect_process(agent(tmp_path, body), agent_id=AGENT)
+    assert user.expect_to_agent("error", code="unknown_instance")["payload"]["rule"] == "H6"
+    assert user.expect_to_agent("error", code="invalid")["payload"]["refused_id"] == "m2"
+    user.wait_for(lambda: process.stderr_tail.count("got lineup.v1.error") == 2, "two errors")
+    assert list(user.host.surfaces) == []
+
+
+def test_a_line_over_the_limit_is_refused_unread(tmp_path: Path) -> None:
+    """H2, H40: a 1 MB line against a 4 KiB limit is skipped, counted, refused; the next
+    line is read normally."""
+    body = f"raw('x' * 1_000_000)\nsend('ui.open', {OPEN!r}, 'm1')\nlisten()"
+    with ScriptedUser("conv_01", limits=Limits(max_message_bytes=4096)) as user:
+        process = user.connect_process(agent(tmp_path, body), agent_id=AGENT)
+        error = user.expect_to_agent("error", code="too_large")
+        assert error["payload"]["rule"] == "H2"
+        assert "1000000 bytes; the limit is 4096" in error["payload"]["message"]
+        user.expect("ui.open")
+        refused = [r for r in user.host.history if r.kind == "refused"]
+        assert [r.envelope for r in refused] == [{"raw": "<a line of 1000000 bytes>"}]
+        user.wait_for(lambda: "got lineup.v1.error too_large" in process.stderr_tail, "it")
+
+
+def test_an_envelope_for_another_agent_is_refused(user: ScriptedUser, tmp_path: Path) -> None:
+    """H41, H8: a process bound to agent_p cannot act as the kernel's agent_k."""
+    kernel_agent = user.connect_agent("agent_k")
+    kernel_agent.open("k.1", html="<p>mine</p>", state={"v": 1})
+    body = """
+    send("ui.patch", {"instance_id": "k.1", "state": {"v": 666}}, "m1", sender="agent_k")
+    listen()
+    """
+    process = user.connect_process(agent(tmp_path, body), agent_id=AGENT)
+    error = user.expect_to_agent("error", code="invalid")
+    assert (error["payload"]["rule"], error["payload"]["path"]) == ("H41", "$.sender.id")
+    assert error["target"] == {"kind": "agent", "id": AGENT}  # to the process, not agent_k
+    assert user.host.surfaces["k.1"].state == {"v": 1}
+    assert kernel_agent.errors == []
+    user.wait_for(lambda: "got lineup.v1.error invalid" in process.stderr_tail, "the error")
+
+
+def test_an_agent_crashing_mid_conversation_is_reported_not_raised(
+    user: ScriptedUser, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """H42: the exit is a [lineup] warning with the end of its stderr; the kernel goes on."""
+    body = f"""
+    send("ui.open", {OPEN!r}, "m1")
+    read()
+    log("Traceback: boom")
+    sys.exit(3)
+    """
+    process = user.connect_process(agent(tmp_path, body), agent_id=AGENT)
+    user.expect("ui.open")
+    with caplog.at_level(logging.WARNING, logger="lineup_jupyter"):
+        user.click("p.1", "clicked")
+        user.wait_for(lambda: "exited" in caplog.text, "the report of the exit")
+    assert process.status == "exited" and process.returncode == 3
+    assert "boom" in process.stderr_tail
+    assert f"[lineup] agent '{AGENT}'" in caplog.text and "code 3" in caplog.text
+    assert "boom" in caplog.text
+    user.click("p.1", "clicked")  # its surface stays; the event reaches no one, nothing raises
+    user.connect_agent("agent_k").open("k.1", html="<p>still here</p>")
+
+
+def test_an_agent_that_never_reads_does_not_block_the_host(
+    user: ScriptedUser, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """H42: what it does not read waits in a bounded queue; past the bound the connection is
+    closed (and reported) rather than the host blocking or messages being lost."""
+    body = f"send('ui.open', {OPEN!r}, 'm1')\ntime.sleep(60)\n"
+    process = user.connect_process(agent(tmp_path, body), agent_id=AGENT)
+    user.expect("ui.open")
+    data = {"text": "x" * 15_000}  # U9: under 16 KiB
+    with caplog.at_level(logging.WARNING, logger="lineup_jupyter"):
+        for _ in range(2_000):  # 30 MB of events, far past the 8 Mi characters of the queue
+            user.click("p.1", "typed", data)
+            if process.status == "closed":
+                break
+    assert process.status == "closed"
+    assert "did not read what the host sent" in caplog.text
+    user.wait_for(lambda: process.returncode is not None, "the process to be terminated")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGTERM can be ignored on POSIX only")
+def test_close_terminates_then_kills(user: ScriptedUser, tmp_path: Path) -> None:
+    """close() terminates the process and kills it when it ignores that."""
+    body = """
+    import signal
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    log("ready")
+    time.sleep(60)
+    """
+    process = user.connect_process(agent(tmp_path, body), agent_id=AGENT)
+    user.wait_for(lambda: "ready" in process.stderr_tail, "the agent to start")
+    process.close(timeout=0.2)
+    assert process.returncode == -signal.SIGKILL and process.status == "closed"
+
+
+def test_close_ends_a_process_quietly(
+    user: ScriptedUser, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A close asked for is not a crash: no warning; the agent hears nothing more."""
+    process = user.connect_process(agent(tmp_path, OPENS_AND_LISTENS))
+    user.expect("ui.open")
+    with caplog.at_level(logging.WARNING, logger="lineup_jupyter"):
+        process.close()
+        process.close()  # twice is harmless
+    assert process.status == "closed" and process.returncode is not None
+    assert caplog.text == ""
+    user.click("p.1", "clicked")  # no longer delivered, never raises
+
+
+def test_a_bad_command_is_a_usage_error(user: ScriptedUser) -> None:
+    with pytest.raises(UsageError, match=r"^\[lineup\] could not start"):
+        user.connect_process(["/nonexistent/agent"])
+    with pytest.raises(UsageError, match="as a list"):
+        user.connect_process("python my_agent.py")  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="must match"):
+        user.connect_process([sys.executable, "-c", "pass"], agent_id="bad id")
+
+
+def test_messages_are_handed_to_the_host_on_the_event_loop(tmp_path: Path) -> None:
+    """The reader thread hands each message to the loop that was running where the agent was
+    connected (a notebook cell), never touching the host from its own thread."""
+    host = Host("conv_01")
+    threads: list[int] = []
+    receive = host.receive
+
+    def spy(raw: Any) -> ProtocolError | None:
+        threads.append(threading.get_ident())
+        return receive(raw)
+
+    host.receive = spy  # type: ignore[method-assign]
+
+    async def cell() -> int:
+        process = host.connect_process(agent(tmp_path, OPENS_AND_LISTENS))
+        for _ in range(100 * GUARD):  # a guard, not a measure
+            if "p.1" in host.surfaces:
+                break
+            await asyncio.sleep(0.01)
+        process.close()
+        return threading.get_ident()
+
+    loop_thread = asyncio.run(cell())
+    assert threads == [loop_thread]
+
+
+# ---- WebSocket: the host connects to an agent -----------------------------------------------
+
+
+class AgentServer:
+    """An agent serving WebSocket on 127.0.0.1, driven by the test: it records what it hears
+    and sends what it is told on its latest connection."""
+
+    def __init__(self) -> None:
+        self.heard: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.connections: list[ServerConnection] = []
+        self.server: Server = serve(self._handle, "127.0.0.1", 0)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"ws://127.0.0.1:{self.server.socket.getsockname()[1]}/agent"
+
+    def _handle(self, ws: ServerConnection) -> None:
+        self.connections.append(ws)
+        for message in ws:
+            self.heard.put(json.loads(message))
+
+    def next(self, type_: str) -> dict[str, Any]:
+        while True:
+            envelope = self.heard.get(timeout=GUARD)
+            if envelope["type"] == "lineup.v1." + type_:
+                return envelope
+
+    def send(self, message: str | bytes) -> None:
+        self.connections[-1].send(message)
+
+
+def envelope(type_: str, payload: dict[str, Any], id_: str) -> str:
+    return json.dumps(
+        {
+            "v": 1,
+            "id": id_,
+            "type": "lineup.v1." + type_,
+            "conversation_id": "conv_01",
+            "sender": {"kind": "agent", "id": "agent_ws"},
+            "payload": payload,
+        }
+    )
+
+
+@pytest.fixture
+def agent_server() -> Iterator[AgentServer]:
+    server = AgentServer()
+    yield server
+    server.server.shutdown()
+
+
+def test_websocket_reconnects_with_a_fresh_inventory(
+    user: ScriptedUser, agent_server: AgentServer
+) -> None:
+    """C1, C2, H42: every connection starts with client.inventory, of the same or a higher
+    revision; the surface's events go to the agent's current connection."""
+    remote = user.connect_websocket(agent_server.url, agent_id="agent_ws")
+    first = agent_server.next("client.inventory")
+    assert first["target"] == {"kind": "agent", "id": "agent_ws"}
+    agent_server.send(envelope("ui.open", {**OPEN, "instance_id": "w.1"}, "m1"))
+    user.expect("ui.open", instance_id="w.1")
+    assert remote.status == "connected"
+
+    agent_server.connections[-1].close()  # the agent drops the connection
+    second = agent_server.next("client.inventory")
+    assert int(second["payload"]["revision"]) >= int(first["payload"]["revision"])
+    user.wait_for(lambda: remote.status == "connected", "the reconnection")
+    assert remote.connections == 2
+    user.click("w.1", "clicked")
+    assert agent_server.next("ui.event")["payload"]["event"] == "clicked"
+
+
+def test_a_binary_frame_is_refused_and_the_connection_goes_on(
+    user: ScriptedUser, agent_server: AgentServer
+) -> None:
+    """H40: one envelope per text frame; a binary frame gets a refusal saying so."""
+    user.connect_websocket(agent_server.url, agent_id="agent_ws")
+    agent_server.next("client.inventory")
+    agent_server.send(envelope("ui.open", OPEN, "m1").encode())
+    error = agent_server.next("error")
+    assert (error["payload"]["code"], error["payload"]["rule"]) == ("invalid", "H40")
+    assert "text frame" in error["payload"]["message"]
+    assert list(user.host.surfaces) == []
+    agent_server.send(envelope("ui.open", OPEN, "m2"))
+    user.expect("ui.open")
+
+
+def test_a_frame_over_the_limit_closes_the_connection(agent_server: AgentServer) -> None:
+    """H2, H40: websockets refuses it from its header (1009) without reading it; the refusal
+    is recorded, and the host connects again."""
+    with ScriptedUser("conv_01", limits=Limits(max_message_bytes=4096)) as user:
+        remote = user.connect_websocket(agent_server.url, agent_id="agent_ws")
+        agent_server.next("client.inventory")
+        agent_server.send("x" * 10_000)
+        agent_server.next("client.inventory")  # the next connection
+        assert remote.connections == 2
+        refusal = user.refused()[0]
+        assert (refusal["code"], refusal["rule"]) == ("too_large", "H2")
+
+
+def test_connect_websocket_needs_a_websocket_url(user: ScriptedUser) -> None:
+    with pytest.raises(UsageError, match="not a WebSocket URL"):
+        user.connect_websocket("http://127.0.0.1:1/")
+
+
+# ---- WebSocket: agents connect to the host ----------------------------------------------------
+
+
+def test_the_listener_binds_loopback_only(user: ScriptedUser) -> None:
+    """H43: 127.0.0.1 and nothing else: another loopback address finds no one."""
+    listener = user.listen_websocket()
+    assert listener._server.socket.getsockname() == ("127.0.0.1", listener.port)
+    with (
+        pytest.raises(ConnectionRefusedError),
+        socket.create_connection(("127.0.0.2", listener.port), GUARD),
+    ):
+        pass
+
+
+def test_the_listener_turns_away_what_lacks_the_token(user: ScriptedUser) -> None:
+    """H43: no token, a wrong token, a web page (Origin) with the right one, or a bad agent
+    id: refused at the handshake, and nothing reaches host.receive."""
+    calls: list[Any] = []
+    receive = user.host.receive
+    user.host.receive = lambda raw: calls.append(raw) or receive(raw)  # type: ignore[method-assign]
+    listener = user.listen_websocket()
+    attempts: list[dict[str, Any]] = [
+        {"uri": listener.url},
+        {"uri": listener.url + "?token=wrong"},
+        {"uri": listener.url, "additional_headers": {"Authorization": "Bearer wrong"}},
+        {"uri": listener.url + "?token=" + listener.token, "origin": "http://127.0.0.1:8888"},
+    ]
+    statuses = []
+    for attempt in attempts:
+        with pytest.raises(InvalidStatus) as refused:
+            connect(**attempt, open_timeout=GUARD)
+        statuses.append(refused.value.response.status_code)
+    with pytest.raises(InvalidStatus) as named_badly:  # M1: the token is right, the id is not
+        connect(f"{listener.url}?token={listener.token}&agent_id=bad%20id", open_timeout=GUARD)
+    assert named_badly.value.response.status_code == 400
+    assert statuses == [401, 401, 401, 403]
+    assert listener.refused == 5 and listener.agents == []
+    assert calls == [] and len(user.host.history) == 0
+
+
+def test_an_agent_connects_with_the_token_and_again_after_leaving(user: ScriptedUser) -> None:
+    """H41, H43, C1: a bearer token and ?agent_id= name it; each connection hears a fresh
+    inventory; an agent that leaves is gone from the listener."""
+    listener = user.listen_websocket()
+    bearer = {"Authorization": f"Bearer {listener.token}"}
+    ws: ClientConnection
+    with connect(listener.url + "?agent_id=agent_ws", additional_headers=bearer) as ws:
+        first = json.loads(ws.recv(timeout=GUARD))
+        assert first["type"] == "lineup.v1.client.inventory"
+        assert first["target"] == {"kind": "agent", "id": "agent_ws"}
+        ws.send(envelope("ui.open", OPEN, "m1"))
+        user.expect("ui.open")
+        assert [a.agent_id for a in listener.agents] == ["agent_ws"]
+        # Its thread, like every one of ours, is a daemon: it cannot keep a kernel alive.
+        assert [t for t in threading.enumerate() if not t.daemon] == [threading.main_thread()]
+    user.wait_for(lambda: listener.agents == [], "the agent to be gone")
+    with connect(f"{listener.url}?token={listener.token}") as ws:  # unnamed, by query token
+        second = json.loads(ws.recv(timeout=GUARD))
+        assert "target" not in second
+        assert int(second["payload"]["revision"]) >= int(first["payload"]["revision"])
+        ws.send(envelope("ui.patch", {"instance_id": "p.1", "state": {"n": 2}}, "m2"))
+        user.expect("ui.patch")
+        user.click("p.1", "clicked")
+        assert json.loads(ws.recv(timeout=GUARD))["type"] == "lineup.v1.ui.event"
+    listener.close()
+    assert listener.agents == []
+
+
+# ---- the examples, end to end ----------------------------------------------------------------
+
+
+def test_the_echo_example(user: ScriptedUser) -> None:
+    """examples/echo_agent.py: open, echo a click with a patch, confirm a reset, and exit
+    when the user closes its surface."""
+    echo = user.connect_process([sys.executable, str(EXAMPLES / "echo_agent.py")])
+    opened = user.expect("ui.open", instance_id="echo.main")
+    assert opened["sender"]["id"] == "agent_echo" == echo.agent_id
+    user.click("echo.main", "echo", {"text": "hi"})
+    user.expect("ui.patch", state={"count": 1, "last": "hi"}, merge=True)
+    user.click("echo.main", "reset")
+    question = user.expect("component.show", kind="confirm")
+    user.answer(question["payload"]["component_id"], True)
+    user.expect("ui.patch", state={"count": 0, "last": ""})
+    user.expect("component.show", kind="text", text="Reset.")
+    user.close_surface("echo.main")
+    user.wait_for(lambda: echo.status == "exited", "the agent to exit")
+    assert echo.returncode == 0 and user.refused() == []
+
+
+def test_the_plain_json_example(user: ScriptedUser) -> None:
+    """examples/plain_json_agent.py, stdlib only: a choice, a surface whose hand-computed
+    integrity the host verifies (H4, S7), a patch, and a goodbye."""
+    plain = user.connect_process([sys.executable, str(EXAMPLES / "plain_json_agent.py")])
+    question = user.expect("component.show", kind="choice")
+    user.answer(question["payload"]["component_id"], ["blue"])
+    opened = user.expect("ui.open", instance_id="plain.swatch")
+    assert opened["payload"]["app"]["integrity"].startswith("sha256-")
+    user.expect("component.show", kind="status", state="done")
+    user.click("plain.swatch", "darker")
+    user.expect("ui.patch", state={"shade": 1})
+    user.close_surface("plain.swatch")
+    user.expect("component.show", kind="markdown")
+    user.wait_for(lambda: plain.status == "exited", "the agent to exit")
+    assert plain.returncode == 0 and user.refused() == []
