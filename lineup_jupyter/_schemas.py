@@ -9,6 +9,7 @@ now never pays it. Formats are not asserted (no format checker), as before.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -40,8 +41,6 @@ def schema_error(schema: Any) -> str | None:
 
 @lru_cache(maxsize=256)
 def _validator(schema_text: str) -> Draft202012Validator:
-    import json
-
     from jsonschema import Draft202012Validator
 
     return Draft202012Validator(json.loads(schema_text))
@@ -50,8 +49,6 @@ def _validator(schema_text: str) -> Draft202012Validator:
 def first_problem(schema: Any, instance: Any) -> SchemaProblem | None:
     """The most relevant way ``instance`` breaks ``schema`` (jsonschema's best match), or None.
     ``schema`` must have passed :func:`schema_error`."""
-    import json
-
     from jsonschema.exceptions import best_match
 
     # Validators are cached by the schema's canonical text: a schema is a dict (unhashable),

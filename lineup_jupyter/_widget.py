@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import pathlib
 from typing import TYPE_CHECKING, Any
@@ -25,7 +26,7 @@ from ._errors import UsageError
 from ._surfaces import SurfaceChange, SurfaceInstance
 
 if TYPE_CHECKING:
-    from ._apps import AppCenter, AppInfo
+    from ._apps import AppCenter
     from ._host import Host
 
 __all__ = ["AppCenterWidget", "HostWidget"]
@@ -196,19 +197,6 @@ class HostWidget(anywidget.AnyWidget):
             )
 
 
-def _app_view(info: AppInfo) -> dict[str, Any]:
-    return {
-        "id": info.id,
-        "name": info.name,
-        "version": info.version,
-        "enabled": info.enabled,
-        "previous": info.previous,
-        "versions": list(info.versions),
-        "surfaces": list(info.surfaces),
-        "source": info.source,
-    }
-
-
 class AppCenterWidget(anywidget.AnyWidget):
     """What ``display(host.apps)`` shows: the installed apps, their state, the last
     verification, and buttons to enable, disable, roll back and verify (docs/apps.md).
@@ -237,7 +225,7 @@ class AppCenterWidget(anywidget.AnyWidget):
         self.on_msg(self._on_message)
 
     def _refresh(self) -> None:
-        self.apps = [_app_view(info) for info in self._center.list()]
+        self.apps = [dataclasses.asdict(info) for info in self._center.list()]
 
     def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
         kind = content.get("kind") if isinstance(content, dict) else None

@@ -84,7 +84,7 @@ def test_h37_a_signature_for_other_bytes_is_refused_at_its_value() -> None:
     assert "does not verify" in answer["payload"]["message"]
 
 
-def test_h37_a_forged_signature_is_refused_in_dev_mode_too(host: Host, sent: Recorder) -> None:
+def test_h37_a_forged_signature_is_refused_in_dev_mode_too() -> None:
     """A bad signature by a key the host trusts is evidence of tampering, in every mode."""
     key = SigningKey.generate()
     host = Host(conversation_id=CONVERSATION, trust=BundleTrust.dev(keys=[key.public_key]))
