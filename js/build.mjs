@@ -1,5 +1,5 @@
-// `npm run build`: bundle js/index.js into lineup_jupyter/static/lineup.js and js/appcenter.js
-// into appcenter.js (ES modules, no imports left, nothing fetched at run time).
+// `npm run build`: bundle js/index.js into lineup_jupyter/static/lineup.js, js/appcenter.js
+// into appcenter.js and js/inspector.js into inspector.js (ES modules, nothing fetched at run time).
 // hatch-jupyter-builder runs this during `pip install`; paths are resolved from this file so
 // the working directory does not matter.
 
@@ -10,8 +10,8 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 
 await build({
   absWorkingDir: root,
-  // The host's view, and the app center's view (`host.apps` in a cell).
-  entryPoints: { lineup: "js/index.js", appcenter: "js/appcenter.js" },
+  // The host's view, the app center's (`host.apps` in a cell), the inspector's (`host.inspector`).
+  entryPoints: { lineup: "js/index.js", appcenter: "js/appcenter.js", inspector: "js/inspector.js" },
   outdir: "lineup_jupyter/static",
   bundle: true,
   format: "esm",

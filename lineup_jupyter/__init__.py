@@ -17,7 +17,7 @@ from ._errors import CapabilityError, LineUpError, ProtocolError, UsageError
 from ._host import Host
 from ._remote import RemoteAgent
 from ._stdio import ProcessAgent
-from ._surfaces import SurfaceChange, SurfaceInstance
+from ._surfaces import StateRevision, SurfaceChange, SurfaceInstance
 from ._trust import BundleTrust, SigningKey
 from ._websocket import WebSocketAgent, WebSocketListener
 from .protocol import Limits, bundle_integrity, validate_envelope
@@ -49,6 +49,7 @@ __all__ = [
     "Record",
     "RemoteAgent",
     "SigningKey",
+    "StateRevision",
     "Subscription",
     "SurfaceChange",
     "SurfaceEvent",

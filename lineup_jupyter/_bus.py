@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import pathlib
 import threading
 import time
 import traceback
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, TextIO
 
 from ._errors import UsageError
+from ._watchers import Watchers
 
 __all__ = ["Bus", "History", "Record", "Subscription"]
 
@@ -54,6 +57,38 @@ class Record(NamedTuple):
         parsed: dict[str, Any] = json.loads(message)
         return parsed
 
+    @property
+    def type(self) -> str | None:
+        """The envelope's type; for a refusal of something that had none, the refused type."""
+        kind = self.envelope.get("type")
+        if isinstance(kind, str):
+            return kind
+        refused = (self.error or {}).get("refused_type")
+        return refused if isinstance(refused, str) else None
+
+    @property
+    def instance_id(self) -> str | None:
+        """The surface instance it is about, if any (a refusal reported by a surface too)."""
+        envelope = self.envelope
+        payload = envelope.get("payload")
+        found = payload.get("instance_id") if isinstance(payload, dict) else None
+        if found is None:
+            found = envelope.get("instance_id")  # what the host keeps of a surface's message
+        return found if isinstance(found, str) else None
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as one line of an export (History.export) or a row of the inspector."""
+        return {
+            "seq": self.seq,
+            "time": self.time,
+            "direction": self.direction,
+            "kind": self.kind,
+            "type": self.type,
+            "instance_id": self.instance_id,
+            "envelope": self.envelope,
+            "error": self.error,
+        }
+
 
 # Records, changes and instances are NamedTuples or slotted classes rather than frozen
 # dataclasses: they are made on every message, and a frozen dataclass costs 2 µs to build.
@@ -68,6 +103,7 @@ class History:
         self._records: deque[Record] = deque(maxlen=size)
         self._seq = 0
         self._lock = threading.Lock()
+        self._watchers: Watchers[[Record]] = Watchers("history")
 
     def add(
         self,
@@ -80,7 +116,43 @@ class History:
             self._seq += 1
             record = Record(self._seq, time.time(), direction, kind, envelope, error)
             self._records.append(record)
+        if self._watchers:
+            self._watchers.notify(record)
         return record
+
+    def watch(self, watcher: Callable[[Record], None]) -> Callable[[], None]:
+        """Call ``watcher(record)`` after every record is added (the inspector's view does);
+        returns the function that stops it. It may be called on an agent's reader thread."""
+        return self._watchers.add(watcher)
+
+    def select(
+        self,
+        *,
+        type: str | None = None,
+        instance_id: str | None = None,
+        direction: Direction | None = None,
+        kind: str | None = None,
+    ) -> list[Record]:
+        """The records that match every filter given, oldest first."""
+        return [
+            record
+            for record in self
+            if (type is None or record.type == type)
+            and (instance_id is None or record.instance_id == instance_id)
+            and (direction is None or record.direction == direction)
+            and (kind is None or record.kind == kind)
+        ]
+
+    def export(self, target: str | os.PathLike[str] | TextIO) -> int:
+        """Write every record as JSON lines (``Record.to_json``), oldest first, to a path or
+        an open text file; returns how many were written."""
+        records = list(self)
+        lines = "".join(json.dumps(r.to_json(), ensure_ascii=False) + "\n" for r in records)
+        if isinstance(target, (str, os.PathLike)):
+            pathlib.Path(target).write_text(lines, encoding="utf-8")
+        else:
+            target.write(lines)
+        return len(records)
 
     @property
     def size(self) -> int:

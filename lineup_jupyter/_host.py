@@ -34,7 +34,7 @@ from ._errors import ProtocolError, UsageError
 from ._manifest import SurfaceManifest
 from ._schemas import first_problem
 from ._store import data_dir as _data_dir
-from ._surfaces import SurfaceChange, Surfaces
+from ._surfaces import StateRevision, SurfaceChange, Surfaces
 from ._trust import BundleTrust
 from .protocol import (
     AppCall,
@@ -100,6 +100,7 @@ class Host:
         *,
         limits: Limits | None = None,
         history_size: int = 1000,
+        state_history: int = 20,
         client_id: str = "lineup-jupyter",
         min_height: int = 40,
         max_height: int = 800,
@@ -115,12 +116,15 @@ class Host:
         self.client_id = client_id
         self.limits = limits or DEFAULT_LIMITS
         self._bus = Bus(conversation_id, history_size=history_size)
-        self.surfaces = Surfaces(self.limits)
+        if state_history < 0:
+            raise UsageError(f"[lineup] state_history must be 0 or more, not {state_history}")
+        self.surfaces = Surfaces(self.limits, state_history=state_history)
         self.components = Components()
         self._lock = threading.RLock()
         self._seen: set[tuple[str, str]] = set()
         self._seen_order: deque[tuple[str, str]] = deque()
         self._widget: Any = None
+        self._inspector: Any = None
         self._view_config = {
             "min_height": min_height,
             "max_height": max_height,
@@ -653,6 +657,21 @@ class Host:
     def history(self) -> History:
         """Every envelope in both directions, refusals included, oldest first (bounded)."""
         return self._bus.history
+
+    def state_history(self, instance_id: str) -> list[StateRevision]:
+        """The last ``state_history`` states of a surface instance (open or closed), oldest
+        first, each with its revision: what the inspector shows by revision."""
+        return self.surfaces.state_history(instance_id)
+
+    @property
+    def inspector(self) -> Any:
+        """The inspector's widget (made on first use): the conversation's history, refusals,
+        calls, inventory revisions and surface states in a cell (docs/agents.md)."""
+        if self._inspector is None:
+            from ._widget import InspectorWidget
+
+            self._inspector = InspectorWidget(self)
+        return self._inspector
 
     def watch_surfaces(self, watcher: Callable[[SurfaceChange], None]) -> Callable[[], None]:
         return self.surfaces.watch(watcher)

@@ -9,6 +9,8 @@ the registry exactly as it was. The kernel's copy is the truth the browser is fe
 from __future__ import annotations
 
 import json
+import time
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal, NamedTuple
 
@@ -17,7 +19,9 @@ from ._watchers import Watchers
 from .protocol import InlineApp, UiClosePayload, UiOpenPayload, UiPatchPayload, rules, size
 from .protocol._validate import Limits
 
-__all__ = ["SurfaceChange", "SurfaceInstance", "Surfaces", "merge_patch"]
+__all__ = ["StateRevision", "SurfaceChange", "SurfaceInstance", "Surfaces", "merge_patch"]
+
+_INSTANCES_REMEMBERED = 50  # instances whose state history is kept (the oldest go first)
 
 
 class SurfaceInstance:
@@ -78,6 +82,15 @@ class SurfaceInstance:
         )
 
 
+class StateRevision(NamedTuple):
+    """One state a surface had: after its ``revision``-th change, at ``time`` (epoch seconds).
+    ``state`` is a copy when read through ``Host.state_history``."""
+
+    revision: int
+    time: float
+    state: dict[str, Any]
+
+
 class SurfaceChange(NamedTuple):
     kind: Literal["open", "patch", "close"]
     instance: SurfaceInstance
@@ -104,11 +117,33 @@ class Surfaces(Mapping[str, SurfaceInstance]):
     """Instances by id (U1). Read it like a dict; change it through the host, whose lock
     serialises every change (so the registry needs none of its own)."""
 
-    def __init__(self, limits: Limits) -> None:
+    def __init__(self, limits: Limits, *, state_history: int = 20) -> None:
         self._limits = limits
         self._instances: dict[str, SurfaceInstance] = {}
         self._generation = 0
         self._watchers: Watchers[[SurfaceChange]] = Watchers("surface")
+        # The last states of each instance, for the inspector: references, not copies (a
+        # patch makes a new state object and none is changed in place), so keeping them
+        # costs an append per change. Closed instances are kept too, the oldest evicted.
+        self._state_history = state_history
+        self._states: OrderedDict[str, deque[StateRevision]] = OrderedDict()
+
+    def state_history(self, instance_id: str) -> list[StateRevision]:
+        """The last states of an instance, open or closed, oldest first (copies)."""
+        return [
+            StateRevision(r.revision, r.time, json.loads(json.dumps(r.state)))
+            for r in self._states.get(instance_id, ())
+        ]
+
+    def _remember(self, instance: SurfaceInstance) -> None:
+        if not self._state_history:
+            return
+        states = self._states.get(instance._instance_id)
+        if states is None:
+            states = self._states[instance._instance_id] = deque(maxlen=self._state_history)
+            while len(self._states) > _INSTANCES_REMEMBERED:
+                self._states.popitem(last=False)
+        states.append(StateRevision(instance._revision, time.time(), instance._state))
 
     def __getitem__(self, instance_id: str) -> SurfaceInstance:
         return self._instances[instance_id]
@@ -162,6 +197,7 @@ class Surfaces(Mapping[str, SurfaceInstance]):
             payload.state,
         )
         self._instances[payload.instance_id] = instance
+        self._remember(instance)
         if self._watchers:
             self._watchers.notify(SurfaceChange("open", instance))
         return instance
@@ -187,6 +223,7 @@ class Surfaces(Mapping[str, SurfaceInstance]):
             state,
         )
         self._instances[payload.instance_id] = instance
+        self._remember(instance)
         if self._watchers:
             self._watchers.notify(SurfaceChange("patch", instance))
         return instance

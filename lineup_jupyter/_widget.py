@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import io
 import logging
 import pathlib
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 import anywidget
 import traitlets
 
+from . import _inspector as inspector
+from ._bus import Record
 from ._components import ComponentChange
 from ._errors import UsageError
 from ._surfaces import SurfaceChange, SurfaceInstance
@@ -29,7 +32,7 @@ if TYPE_CHECKING:
     from ._apps import AppCenter
     from ._host import Host
 
-__all__ = ["AppCenterWidget", "HostWidget"]
+__all__ = ["AppCenterWidget", "HostWidget", "InspectorWidget"]
 
 logger = logging.getLogger("lineup_jupyter")
 
@@ -38,6 +41,8 @@ COMPONENTS_INTERVAL = 0.05  # seconds between two sends of the components list, 
 STATIC = pathlib.Path(__file__).parent / "static"
 BUNDLE = STATIC / "lineup.js"
 APP_CENTER_BUNDLE = STATIC / "appcenter.js"
+INSPECTOR_BUNDLE = STATIC / "inspector.js"
+INSPECTOR_INTERVAL = 0.25  # seconds between two sends of new records to the inspector, at least
 _MISSING_BUNDLE = """
 export default { render({ el }) {
   el.textContent = "[lineup] The front end is not built: run `pip install -e .` (or ./dev setup) "
@@ -248,3 +253,104 @@ class AppCenterWidget(anywidget.AnyWidget):
         except UsageError as error:  # e.g. nothing to roll back to, or removed meanwhile
             self._refresh()
             self.send({"kind": "notice", "text": str(error).removeprefix("[lineup] ")})
+
+
+class InspectorWidget(anywidget.AnyWidget):
+    """What ``display(host.inspector)`` shows: the conversation as the host's history keeps
+    it, with refusals, capability calls, inventory revisions and surface states
+    (docs/agents.md, "The inspector"). One per host, any number of views.
+
+    Everything travels as messages, nothing as synced traits: the history is the truth and a
+    view asks for it when it mounts (a reload, a second view, a restored cell). New records
+    go out at most every INSPECTOR_INTERVAL seconds, so a flood of patches costs the
+    inspector a few messages a second, not one per patch.
+    """
+
+    _esm = INSPECTOR_BUNDLE if INSPECTOR_BUNDLE.exists() else _MISSING_BUNDLE
+
+    def __init__(self, host: Host) -> None:
+        super().__init__()
+        self._host = host
+        self._sent_seq = 0  # the last record sent to the views
+        self._flush: asyncio.TimerHandle | None = None
+        self._flushed = 0.0
+        host.history.watch(self._on_record)
+        self.on_msg(self._on_message)
+
+    def _summary(self) -> dict[str, Any]:
+        records = list(self._host.history)
+        return {
+            "calls": inspector.calls(records, self._host.pending_calls),
+            "inventories": inspector.inventories(records),
+            "surfaces": inspector.surfaces(self._host.surfaces),
+        }
+
+    def _on_record(self, _record: Record) -> None:
+        if self._flush is not None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no event loop here (a script, a test, an agent's thread)
+            self._send_new()
+            return
+        wait = self._flushed + INSPECTOR_INTERVAL - loop.time()
+        self._flush = loop.call_later(max(0.0, wait), self._send_new)
+
+    def _send_new(self) -> None:
+        if self._flush is not None:
+            self._flush.cancel()
+            self._flush = None
+        with contextlib.suppress(RuntimeError):
+            self._flushed = asyncio.get_running_loop().time()
+        history = self._host.history
+        new = [r for r in history if r.seq > self._sent_seq]
+        if not new:
+            return
+        after, self._sent_seq = self._sent_seq, new[-1].seq
+        self.send(
+            {
+                "kind": "records",
+                "after": after,
+                "records": [inspector.preview(r) for r in new],
+                "dropped": history.dropped,
+                "summary": self._summary(),
+            }
+        )
+
+    def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        kind = content.get("kind") if isinstance(content, dict) else None
+        history = self._host.history
+        if kind == "sync":
+            records = list(history)
+            self._sent_seq = records[-1].seq if records else 0
+            self.send(
+                {
+                    "kind": "reset",
+                    "records": [inspector.preview(r) for r in records],
+                    "size": history.size,
+                    "dropped": history.dropped,
+                    "summary": self._summary(),
+                }
+            )
+        elif kind == "states" and isinstance(content.get("instance_id"), str):
+            instance_id = content["instance_id"]
+            states = self._host.state_history(instance_id)
+            self.send(
+                {
+                    "kind": "states",
+                    "instance_id": instance_id,
+                    "states": [
+                        {"revision": s.revision, "time": s.time, "state": s.state} for s in states
+                    ],
+                }
+            )
+        elif kind == "export":
+            text = io.StringIO()
+            count = history.export(text)
+            filename = f"lineup-{self._host.conversation_id}-history.jsonl"
+            self.send(
+                {"kind": "export", "filename": filename, "count": count},
+                buffers=[text.getvalue().encode("utf-8")],
+            )
+        else:
+            logger.warning("[lineup] the inspector view sent %.200r", content)

@@ -33,6 +33,7 @@ PUBLIC = {
     "Record",
     "RemoteAgent",
     "SigningKey",
+    "StateRevision",
     "Subscription",
     "SurfaceChange",
     "SurfaceEvent",

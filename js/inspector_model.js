@@ -1,0 +1,84 @@
+// The inspector's records in the browser, without the DOM (so node --test covers them): a
+// bounded log that notices a gap in what the kernel sent, and the filters and one-line
+// summaries the view draws from.
+
+/**
+ * @typedef {{ seq: number, time: number, direction: "to_client" | "to_agent",
+ *   kind: "envelope" | "refused" | "handler_error", type: string | null,
+ *   instance_id: string | null, envelope: any, error: any }} InspectorRecord
+ * @typedef {{ type?: string, instance_id?: string, problems_only?: boolean }} RecordFilter
+ */
+
+/** The kernel's history as this view has it: at most `size` records, oldest first. */
+export class RecordLog {
+  /** @param {number} size */
+  constructor(size) {
+    this.size = Math.max(1, size);
+    /** @type {InspectorRecord[]} */
+    this.records = [];
+    this.lastSeq = 0;
+  }
+
+  /** Everything the kernel has, after a sync. @param {InspectorRecord[]} records @param {number} size */
+  reset(records, size) {
+    this.size = Math.max(1, size);
+    this.records = records.slice(-this.size);
+    this.lastSeq = records.length ? records[records.length - 1].seq : 0;
+  }
+
+  /**
+   * Records the kernel sent after the one numbered `after`. False when this view missed a
+   * message in between (the server's rate limiter drops some under load): ask for a sync.
+   * @param {number} after @param {InspectorRecord[]} records
+   */
+  append(after, records) {
+    if (after !== this.lastSeq) return false;
+    this.records.push(...records);
+    if (this.records.length > this.size) this.records.splice(0, this.records.length - this.size);
+    if (records.length) this.lastSeq = records[records.length - 1].seq;
+    return true;
+  }
+
+  /** @param {RecordFilter} filter */
+  matching(filter) {
+    return this.records.filter((record) => matches(record, filter));
+  }
+
+  /** The distinct values of a field, sorted, for the filter menus. @param {"type" | "instance_id"} field */
+  values(field) {
+    const seen = new Set();
+    for (const record of this.records) if (record[field]) seen.add(record[field]);
+    return [...seen].sort();
+  }
+}
+
+/** @param {InspectorRecord} record @param {RecordFilter} filter */
+export function matches(record, filter) {
+  if (filter.type && record.type !== filter.type) return false;
+  if (filter.instance_id && record.instance_id !== filter.instance_id) return false;
+  if (filter.problems_only && record.kind === "envelope") return false;
+  return true;
+}
+
+/** Who sent it, in a word: the agent side or the notebook side. @param {InspectorRecord} record */
+export function arrow(record) {
+  return record.direction === "to_client" ? "agent → host" : "host → agent";
+}
+
+/**
+ * Why it was refused, in one line (code, rule, JSON path, the sentence), or null.
+ * @param {InspectorRecord} record
+ */
+export function problem(record) {
+  if (record.kind === "envelope" || !record.error) return null;
+  const { code, rule, path, message } = record.error;
+  if (record.kind === "handler_error") return `handler failed: ${message ?? ""}`;
+  return `${code ?? "refused"} ${rule ?? ""} ${path ?? ""}: ${message ?? ""}`.replace(/ +/g, " ");
+}
+
+/** @param {number} seconds since the epoch */
+export function clock(seconds) {
+  const date = new Date(seconds * 1000);
+  const pad = (/** @type {number} */ n, width = 2) => String(n).padStart(width, "0");
+  return `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}.${pad(date.getMilliseconds(), 3)}`;
+}
