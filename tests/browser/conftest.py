@@ -13,7 +13,7 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Locator, Page, expect, sync_playwright
 
 from .canary import Canary, CanaryServer
 from .jupyter import (
@@ -28,11 +28,13 @@ from .jupyter import (
 CHROMIUM = Path("/usr/bin/chromium")
 HERE = Path(__file__).parent
 ARTIFACTS = Path(tempfile.gettempdir()) / "lineup-browser"
+IMAGES = HERE.parent.parent / "docs" / "images"  # the README's screenshots
 PAGE_TIMEOUT_MS = 60_000
 
 expect.set_options(timeout=30_000)  # the CI machine has 2 cores
 
 OpenNotebook = Callable[..., NotebookPage]
+Screenshot = Callable[[Locator, str], Path]
 _REPORTS = pytest.StashKey[dict[str, pytest.TestReport]]()
 
 
@@ -144,3 +146,21 @@ def canary() -> Iterator[Canary]:
     server = CanaryServer()
     yield server.canary
     server.stop()
+
+
+@pytest.fixture
+def screenshot() -> Screenshot:
+    """``screenshot(locator, name)`` writes ``docs/images/<name>.png``, a picture for the
+    README cropped to that element, in the light theme, the mouse parked away from it. Tests
+    take it right after checking what the element shows, so the README's pictures stay true."""
+
+    def take(locator: Locator, name: str) -> Path:
+        page = locator.page
+        expect(page.locator("body")).to_have_attribute("data-jp-theme-light", "true")
+        page.mouse.move(0, 0)  # no hover highlight
+        IMAGES.mkdir(parents=True, exist_ok=True)
+        path = IMAGES / f"{name}.png"
+        locator.screenshot(path=path, animations="disabled", caret="hide")
+        return path
+
+    return take

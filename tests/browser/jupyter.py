@@ -221,6 +221,44 @@ _ROUND_TRIP = f"""async (name) => {{ {_PANEL}
   await kernel.requestExecute({{ code: '', silent: false, store_history: false }}).done;
 }}"""
 
+# Runs the notebook's own cells start..stop-1, one after the other, each as Shift+Enter would
+# (the next starts when the previous has finished); returns each cell's outputs.
+_RUN_CELLS = f"""async ([name, start, stop]) => {{ {_PANEL}
+  const notebook = (await activate(name)).content;
+  const outputs = [];
+  for (let index = start; index < stop; index++) {{
+    notebook.activeCellIndex = index;
+    await window.jupyterapp.commands.execute('notebook:run-cell');
+    const cell = notebook.model.cells.get(index);
+    outputs.push(cell.type === 'code' ? cell.outputs.toJSON() : []);
+  }}
+  return outputs;
+}}"""
+
+_CELLS = f"""(name) => {{ {_PANEL}
+  return Array.from(findPanel(name).content.model.cells).map((cell) => ({{
+    type: cell.type,
+    execution_count: cell.type === 'code' ? cell.executionCount : null,
+    outputs: cell.type === 'code' ? cell.outputs.toJSON() : [],
+  }}));
+}}"""
+
+# Runs code in the notebook's kernel without adding a cell (nor a history entry); returns what
+# it printed and its result as nbformat-like outputs.
+_EXECUTE = f"""async ([name, code]) => {{ {_PANEL}
+  const kernel = findPanel(name).sessionContext.session.kernel;
+  const future = kernel.requestExecute({{ code, silent: false, store_history: false }});
+  const outputs = [];
+  future.onIOPub = (message) => {{
+    const type = message.header.msg_type;
+    if (['stream', 'execute_result', 'display_data', 'error'].includes(type)) {{
+      outputs.push({{ output_type: type, ...message.content }});
+    }}
+  }};
+  await future.done;
+  return outputs;
+}}"""
+
 _SELECT = f"""async ([name, index]) => {{ {_PANEL}
   (await activate(name)).content.activeCellIndex = index;
 }}"""
@@ -286,6 +324,26 @@ class NotebookPage:
     def run_cell(self, code: str) -> str:
         """Append a code cell, run it, return its text output (raises CellError on an error)."""
         return output_text(self.page.evaluate(_RUN_CELL, [self.name, code]))
+
+    def run_cells(self, start: int, stop: int) -> list[str]:
+        """Run the notebook's cells ``start`` to ``stop - 1`` in order, one at a time, as a
+        reader pressing Shift+Enter does; return each one's text output. A kernel error raises
+        CellError."""
+        return [
+            output_text(outputs)
+            for outputs in self.page.evaluate(_RUN_CELLS, [self.name, start, stop])
+        ]
+
+    def cells(self) -> list[dict[str, Any]]:
+        """Every cell as the page has it: ``type``, ``execution_count`` and nbformat
+        ``outputs``."""
+        cells: list[dict[str, Any]] = self.page.evaluate(_CELLS, self.name)
+        return cells
+
+    def execute(self, code: str) -> str:
+        """Run ``code`` in the kernel without adding a cell to the notebook; return its text
+        output (raises CellError on an error)."""
+        return output_text(self.page.evaluate(_EXECUTE, [self.name, code]))
 
     def round_trip(self) -> None:
         """Wait until the kernel has handled everything the page sent it so far, and the page has

@@ -9,7 +9,7 @@ from typing import Any
 
 from playwright.sync_api import expect
 
-from .conftest import OpenNotebook
+from .conftest import OpenNotebook, Screenshot
 from .test_surfaces import card, surface
 
 CANVAS = "canvas.01"
@@ -166,7 +166,7 @@ host
 
 
 def test_g2_the_app_center_view_shows_the_mode_and_its_buttons_act(
-    open_notebook: OpenNotebook,
+    open_notebook: OpenNotebook, screenshot: Screenshot
 ) -> None:
     """H37: the strict mode is visible in both views; a signed bundle opens, an unsigned one
     is refused. G2, H35, H32: the app center's Disable closes the app's surface and sends a
@@ -185,6 +185,7 @@ def test_g2_the_app_center_view_shows_the_mode_and_its_buttons_act(
     canvas_row = center.locator('tr[data-app-id="com.lineup.svg-canvas"]')
     expect(canvas_row).to_contain_text("enabled")
     expect(card(page, "canvas.01")).to_have_count(1)
+    screenshot(center, "app-center")
     before = kernel(notebook, "revisions")
 
     canvas_row.get_by_role("button", name="Disable SVG canvas").click()
