@@ -33,7 +33,7 @@ const STYLE = `
 .lineup-inspector-row { border-bottom: 1px solid var(--jp-border-color2, #eee); padding: 2px 6px; }
 .lineup-inspector-row summary { cursor: pointer; font-family: var(--jp-code-font-family, monospace); white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .lineup-inspector-row[data-kind="refused"], .lineup-inspector-row[data-kind="handler_error"] { background: var(--jp-error-color3, #fdecea); }
-.lineup-inspector-problem { color: var(--jp-error-color1, #c62828); white-space: pre-wrap; font-family: var(--jp-code-font-family, monospace); }
+.lineup-inspector-problem { display: block; padding-left: 14px; color: var(--jp-error-color1, #c62828); white-space: pre-wrap; font-family: var(--jp-code-font-family, monospace); }
 .lineup-inspector pre { margin: 4px 0; white-space: pre-wrap; word-break: break-all; font-family: var(--jp-code-font-family, monospace); font-size: 11px; }
 .lineup-inspector table { border-collapse: collapse; width: 100%; }
 .lineup-inspector th, .lineup-inspector td { text-align: left; padding: 2px 6px; border-bottom: 1px solid var(--jp-border-color2, #eee); vertical-align: top; }
@@ -41,10 +41,15 @@ const STYLE = `
 .lineup-inspector button:focus-visible, .lineup-inspector select:focus-visible { outline: 2px solid var(--jp-brand-color1, #1976d2); }
 `;
 
-/** A row that shows `title` and draws `detail()` the first time it is opened. @param {string} title @param {() => Node[]} detail */
-function expandable(title, detail) {
+/**
+ * A row that shows `title` (and `note`, always visible) and draws `detail()` the first time
+ * it is opened. @param {string} title @param {() => Node[]} detail @param {string | null} [note]
+ */
+function expandable(title, detail, note) {
   const row = /** @type {HTMLDetailsElement} */ (element("details", "lineup-inspector-row"));
-  row.append(element("summary", "", title));
+  const summary = element("summary", "", title);
+  if (note) summary.append(element("span", "lineup-inspector-problem", note));
+  row.append(summary);
   row.addEventListener(
     "toggle",
     () => {
@@ -138,11 +143,10 @@ function render({ model, el, signal }) {
   const messageRow = (record) => {
     const where = record.instance_id ? `  ${record.instance_id}` : "";
     const title = `#${record.seq} ${clock(record.time)}  ${arrow(record)}  ${record.type ?? "(no type)"}${where}`;
-    const row = expandable(title, () => [json(record.envelope), ...(record.error ? [json(record.error)] : [])]);
+    const detail = () => [json(record.envelope), ...(record.error ? [json(record.error)] : [])];
+    const row = expandable(title, detail, problem(record));
     row.dataset.kind = record.kind;
     row.dataset.seq = String(record.seq);
-    const why = problem(record);
-    if (why) row.append(element("div", "lineup-inspector-problem", why));
     return row;
   };
 

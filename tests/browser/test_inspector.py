@@ -10,7 +10,7 @@ from typing import Any
 
 from playwright.sync_api import Page, expect
 
-from .conftest import OpenNotebook
+from .conftest import OpenNotebook, Screenshot
 from .jupyter import NotebookPage
 from .test_surfaces import OPEN_WEATHER, SETUP, WEATHER, surface
 
@@ -32,7 +32,7 @@ def rows(page: Page) -> Any:
 
 
 def test_the_inspector_shows_filters_and_exports_the_history(
-    open_notebook: OpenNotebook,
+    open_notebook: OpenNotebook, screenshot: Screenshot
 ) -> None:
     notebook = open_notebook([SETUP, OPEN_WEATHER, INSPECT])
     page = notebook.page
@@ -60,6 +60,7 @@ def test_the_inspector_shows_filters_and_exports_the_history(
     expect(refused.locator(".lineup-inspector-problem")).to_contain_text(
         f"{error['code']} {error['rule']} {error['path']}: {error['message'][:40]}"
     )
+    screenshot(inspector, "inspector")
 
     # Filter by instance: exactly the records the kernel has for it.
     inspector.get_by_label("Filter by surface instance").select_option(WEATHER)
