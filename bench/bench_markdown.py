@@ -29,7 +29,12 @@ from pathlib import Path
 from typing import Any
 
 import nh3
-from _timing import timed  # bench/ is the script's folder, first on sys.path
+from _timing import timed
+
+try:  # not a dependency: nbconvert brings it into the dev environment
+    import bleach
+except ImportError:
+    bleach = None  # bench/ is the script's folder, first on sys.path
 
 try:
     from lineup_jupyter import _markdown
@@ -193,6 +198,8 @@ def main() -> None:
                 items,
             ),
         ]
+        if bleach is not None:  # why nh3 (README): the unmaintained alternative, same HTML
+            rows.append(("for comparison: bleach.clean (defaults)", bleach.clean, html))
         size = sum(len(markdown.encode()) for markdown in items) / 1024
         for what, run, run_items in rows:
             base_ms, subject_ms, ratio = compare(nh3.clean, html, run, run_items, args.repeats)
