@@ -1,5 +1,7 @@
-"""Views that come back: a saved notebook reopened after its kernel is gone (issue 3,
-"Restoring"). Reload and second views are in test_surfaces.py."""
+"""Views that come back (issue 3, "Restoring"): a saved notebook reopened after its kernel
+is gone, and a cell whose output left the page and came back (moving it detaches and
+re-attaches its DOM, as JupyterLab's windowing does with off-screen cells, and a browser
+reloads every frame that is re-attached). Reload and second views are in test_surfaces.py."""
 
 from __future__ import annotations
 
@@ -66,3 +68,36 @@ def test_a_notebook_reopened_without_its_kernel_says_so_and_stays_read_only(
         expect(card(page, WEATHER)).to_have_count(1)  # nothing to close it: read-only
         expect(surface(page, WEATHER).locator("#city")).to_have_text("Beijing 22")
         assert errors == []
+
+
+def test_a_moved_cell_rebuilds_its_surfaces_on_their_latest_state(
+    open_notebook: OpenNotebook,
+) -> None:
+    """U4, "Restoring": moving the host's cell takes its output out of the page and puts it
+    back, which unloads every frame in it (a browser reloads an iframe that is re-attached).
+    The surface comes back on its latest state, not the one it was opened with, and still
+    reaches the agent."""
+    notebook = open_notebook([SETUP, OPEN_WEATHER])
+    page = notebook.page
+    surface(page, WEATHER).locator("#refresh").click()
+    expect(surface(page, WEATHER).locator("#city")).to_have_text("Shanghai 28")
+    notebook.run_cell(f'agent.patch("{WEATHER}", {{"city": "Chengdu", "temperature": 30}})')
+    expect(surface(page, WEATHER).locator("#city")).to_have_text("Chengdu 30")
+    frame = card(page, WEATHER).locator("iframe.lineup-shell").element_handle().content_frame()
+    assert frame is not None
+    inner = frame.child_frames[0]
+    inner.evaluate("() => { window.__lineupBeforeMove = true; }")
+
+    notebook.select_cell(0)  # the cell that displays the host
+    notebook.command("notebook:move-cell-down")
+
+    # The old frame is gone: the surface running now was built again from the kernel.
+    moved = card(page, WEATHER).locator("iframe.lineup-shell").element_handle().content_frame()
+    assert moved is not None
+    expect(surface(page, WEATHER).locator("#city")).to_have_text("Chengdu 30")
+    assert moved.child_frames[0].evaluate("() => window.__lineupBeforeMove") is None
+    notebook.round_trip()
+    surface(page, WEATHER).locator("#refresh").click()  # and still connected to the kernel
+    expect(surface(page, WEATHER).locator("#city")).to_have_text("Shanghai 28")
+    events = json.loads(notebook.run_cell("print(json.dumps(events))"))
+    assert [e["event"] for e in events] == ["refresh", "refresh"]
