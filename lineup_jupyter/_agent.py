@@ -81,6 +81,7 @@ class Question(Pending[Any]):
 EventHandler = Callable[[SurfaceEvent], None]
 EnvelopeHandler = Callable[[dict[str, Any]], None]
 F = TypeVar("F", bound=Callable[..., Any])
+InventoryHandlerT = TypeVar("InventoryHandlerT", bound=Callable[[dict[str, Any]], Any])
 
 
 class Agent:
@@ -97,6 +98,7 @@ class Agent:
         self._event_handlers: list[tuple[str | None, str | None, EventHandler]] = []
         self._type_handlers: list[tuple[str, EnvelopeHandler]] = []
         self.inventory: dict[str, Any] | None = None
+        self._inventory_handlers: list[Callable[[dict[str, Any]], Any]] = []
         self._questions: dict[str, Question] = {}
         self.errors: list[dict[str, Any]] = []
         self._calls: dict[str, CallHandle] = {}  # app.call handles waiting for app.result
@@ -369,6 +371,13 @@ class Agent:
 
         return register
 
+    def on_inventory(self, handler: InventoryHandlerT) -> InventoryHandlerT:
+        """Decorator: call ``handler(payload)`` with every ``client.inventory`` this agent
+        gets from now on (a new revision whenever apps or capabilities change, C2). The latest,
+        the one sent at connect included (C1), is ``agent.inventory``."""
+        self._inventory_handlers.append(handler)
+        return handler
+
     def on(self, type_: str, handler: EnvelopeHandler) -> None:
         """Call ``handler(envelope)`` for every envelope of ``type_`` addressed to this agent."""
         full = type_ if type_.startswith(rules.TYPE_PREFIX) else rules.TYPE_PREFIX + type_
@@ -382,6 +391,8 @@ class Agent:
         payload = envelope["payload"]
         if kind == "lineup.v1.client.inventory":
             self.inventory = payload
+            for on_inventory in list(self._inventory_handlers):
+                on_inventory(payload)
         elif kind == "lineup.v1.error":
             self.errors.append(payload)
         elif kind == "lineup.v1.app.result":

@@ -481,6 +481,24 @@ def test_agent_gets_the_inventory_when_it_connects(host: Host) -> None:
     assert agent.inventory is not None and agent.inventory["revision"] == host.inventory["revision"]
 
 
+def test_on_inventory_hears_each_new_revision_and_inventory_is_the_latest(host: Host) -> None:
+    """C1, C2: a capability declared later changes what the agent may use; the agent's
+    handler hears the new revision and ``agent.inventory`` is it."""
+    agent = host.connect_agent("a1")
+    first = agent.inventory
+    heard: list[dict[str, Any]] = []
+    assert agent.on_inventory(heard.append) == heard.append  # a decorator returns its function
+
+    @host.capability("demo.later", risk="display_only")
+    def later(arguments: dict[str, Any]) -> None:
+        return None
+
+    assert first is not None and len(heard) == 1
+    assert int(heard[0]["revision"]) > int(first["revision"])
+    assert "demo.later" in [c["name"] for c in heard[0]["capabilities"]]
+    assert agent.inventory == heard[0]
+
+
 def test_agent_open_patch_close_and_events(host: Host) -> None:
     agent = host.connect_agent("a1")
     other = host.connect_agent("a2")
