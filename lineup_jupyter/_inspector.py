@@ -76,9 +76,9 @@ def calls(records: Iterable[Record], pending: Iterable[PendingCall]) -> list[dic
             continue
         envelope = record.envelope
         payload = envelope.get("payload")
-        call_id = payload.get("call_id") if isinstance(payload, dict) else None
-        if not isinstance(call_id, str):
+        if not isinstance(payload, dict) or not isinstance(payload.get("call_id"), str):
             continue  # refused before it was a call of anything
+        call_id: str = payload["call_id"]
         entry = found.get(call_id)
         if entry is None:  # the first sight; its app.call may have fallen off the history
             entry = found[call_id] = dict.fromkeys(_CALL_FIELDS)
