@@ -9,6 +9,7 @@ from __future__ import annotations
 from ._agent import Agent, SurfaceEvent
 from ._apps import AppCenter, AppInfo, AppVerification, shipped_apps
 from ._audit import Audit, AuditTable, AuditVerification
+from ._authoring import Surface, SurfaceWatcher
 from ._broker import PendingCall
 from ._bus import History, Record, Subscription
 from ._calls import CallHandle, CallResult
@@ -51,9 +52,11 @@ __all__ = [
     "SigningKey",
     "StateRevision",
     "Subscription",
+    "Surface",
     "SurfaceChange",
     "SurfaceEvent",
     "SurfaceInstance",
+    "SurfaceWatcher",
     "UsageError",
     "WebSocketAgent",
     "WebSocketListener",
