@@ -118,15 +118,20 @@ def _read_folder(folder: Path, collector: _Collector) -> None:
         names = [name for name in names if not name.startswith(".")]
         for entry in [*dirs, *names]:
             full = Path(root) / entry
-            mode = full.lstat().st_mode
             relative = full.relative_to(folder).as_posix()
-            if stat.S_ISLNK(mode):
-                raise collector.refuse(f"{relative!r} is a symbolic link")
-            if entry in names:
-                if not stat.S_ISREG(mode):
-                    raise collector.refuse(f"{relative!r} is not a regular file")
-                collector.announce(full.stat().st_size)
-                collector.add(collector.name(relative), full.read_bytes())
+            try:  # a file may be unreadable, or gone since the walk listed it
+                mode = full.lstat().st_mode
+                if stat.S_ISLNK(mode):
+                    raise collector.refuse(f"{relative!r} is a symbolic link")
+                if entry in names:
+                    if not stat.S_ISREG(mode):
+                        raise collector.refuse(f"{relative!r} is not a regular file")
+                    collector.announce(full.stat().st_size)
+                    collector.add(collector.name(relative), full.read_bytes())
+            except OSError as exc:
+                raise collector.refuse(
+                    f"{relative!r} cannot be read: {exc.strerror or exc}"
+                ) from None
 
 
 def _read_zip(data: io.BytesIO, collector: _Collector) -> None:

@@ -37,7 +37,7 @@ from ._manifest import (
     SurfaceManifest,
     build_bundles,
     inline_assets,
-    parse_manifest,
+    load_manifest,
     semver_key,
 )
 from ._store import connect
@@ -45,7 +45,6 @@ from ._trust import BundleTrust
 from ._watchers import Watchers
 from .protocol import AppRef, InlineApp, rules
 from .protocol._integrity import parse_bundle_bytes
-from .protocol._json import loads
 
 __all__ = [
     "AppCenter",
@@ -277,13 +276,7 @@ class AppCenter:
             source = shipped[os.fspath(source)]
         read = read_source(source, integrity, self.limits)
         where = read.location
-        try:
-            value = loads(read.files[MANIFEST_NAME], max_bytes=self.limits.max_file_bytes)
-        except ProtocolError as exc:
-            raise UsageError(
-                f"[lineup] {where}: {MANIFEST_NAME} is not JSON: {exc.message}"
-            ) from None
-        manifest = parse_manifest(value, where)
+        manifest = load_manifest(read.files[MANIFEST_NAME], where, self.limits.max_file_bytes)
         framings = build_bundles(manifest, read.files, where, self.max_bundle_bytes)
         return manifest, framings, read.kind, read.location
 

@@ -40,10 +40,9 @@ from pydantic import ValidationError
 from ._agent import DEFAULT_APP_ID, DEFAULT_APP_VERSION
 from ._app_sources import InstallLimits
 from ._errors import ProtocolError, UsageError
-from ._manifest import MANIFEST_NAME, build_bundles, inline_assets, parse_manifest
+from ._manifest import MANIFEST_NAME, build_bundles, inline_assets, load_manifest
 from .protocol import InlineApp, bundle_integrity
 from .protocol._integrity import parse_bundle_bytes
-from .protocol._json import loads
 from .protocol._validate import DEFAULT_LIMITS, Limits, from_validation_error
 
 if TYPE_CHECKING:
@@ -300,12 +299,8 @@ def _read_app(
     so nothing that comes and goes while an editor saves can fail a read."""
     where = str(folder)
     max_bytes = InstallLimits().max_file_bytes
-    try:
-        text = _read_bytes(folder, MANIFEST_NAME, max_bytes, "H30")
-        value = loads(text, max_bytes=max_bytes)
-    except ProtocolError as exc:
-        raise UsageError(f"[lineup] {where}: {MANIFEST_NAME} is not JSON: {exc.message}") from None
-    manifest = parse_manifest(value, where)
+    data = _read_bytes(folder, MANIFEST_NAME, max_bytes, "H30")
+    manifest = load_manifest(data, where, max_bytes)
     ids = ", ".join(repr(surface.id) for surface in manifest.surfaces)
     if surface_id is None and len(manifest.surfaces) > 1:
         raise UsageError(f"[lineup] {where}: the app has surfaces {ids}; pick one with surface=")

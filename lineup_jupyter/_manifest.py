@@ -16,10 +16,11 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ._errors import UsageError
+from ._errors import ProtocolError, UsageError
 from ._schemas import schema_error
 from .protocol import rules
 from .protocol._integrity import bundle_bytes, bundle_integrity
+from .protocol._json import loads
 from .protocol._models import AppId, EventName, Id, SemVer
 
 __all__ = [
@@ -98,6 +99,15 @@ class AppManifest(_Model):
 
     def surface(self, surface_id: str) -> SurfaceManifest | None:
         return next((s for s in self.surfaces if s.id == surface_id), None)
+
+
+def load_manifest(data: bytes, where: str, max_bytes: int) -> AppManifest:
+    """The manifest from its file's bytes: strict JSON (H2), then its fields (H30)."""
+    try:
+        value = loads(data, max_bytes=max_bytes)
+    except ProtocolError as exc:
+        raise UsageError(f"[lineup] {where}: {MANIFEST_NAME} is not JSON: {exc.message}") from None
+    return parse_manifest(value, where)
 
 
 def parse_manifest(value: Any, where: str) -> AppManifest:

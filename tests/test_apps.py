@@ -250,6 +250,24 @@ def test_h30_a_folder_holding_a_symlink_is_refused(host: Host, app_dir: Path) ->
         host.apps.install(app_dir)
 
 
+def test_h30_a_file_that_cannot_be_read_is_a_clear_refusal(
+    host: Host, app_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An unreadable file (permissions, or removed mid-install) is a UsageError naming it,
+    not a raw OSError, and nothing is installed. (As root, chmod cannot make one.)"""
+    real = Path.read_bytes
+
+    def read_bytes(path: Path) -> bytes:
+        if path.name == "index.html":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    with pytest.raises(UsageError, match=r"'index.html' cannot be read: Permission denied \(H30\)"):
+        host.apps.install(app_dir)
+    assert host.apps.list() == []
+
+
 @pytest.mark.parametrize(
     ("change", "why"),
     [
