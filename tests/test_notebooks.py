@@ -23,6 +23,34 @@ EXPECTED: dict[str, list[str]] = {
         "('completed', {'city': 'Oslo', 'temperature': 21})",  # a capability ran
         "'rejected'",  # and one the notebook denied
     ],
+    "02-envelope.ipynb": [
+        "[M1 invalid] $.v",
+        "[H1 invalid] $.conversationId",  # unknown fields are refused...
+        "Did you mean 'conversation_id'?",  # ...with a suggestion
+        "[H2 invalid_json] $",
+        "[M2 unknown_type] $.type",
+        "[M3 unsupported] $.type",
+        "[M2 wrong_direction] $.sender.kind",
+        "[U1 invalid] $.payload.instance_id",
+        "[U3 too_large] $.payload.app",
+        "[U5 invalid] $.payload.js",
+        "[U9 invalid] $.payload.event",
+        "[U10 invalid] $.payload.reason",
+        "[C9 invalid] $.payload.expires_at",
+        "[C11 invalid] $.payload.status",
+        # The host's own checks (M1, H9, H6, H8, S7), and H3: a refusal changes nothing.
+        "[M1 wrong_conversation] $.conversation_id",
+        "[H9 duplicate_id] $.id",
+        "[H6 unknown_instance] $.payload.instance_id",
+        "[H8 not_owner] $.payload.instance_id",
+        "[S7 integrity_mismatch] $.payload.app.integrity",
+        "state unchanged: {'city': 'Beijing', 'temperature': 22} revision 1",
+        '"refused_id": "msg_04"',  # H3: the error names the message it refused
+        "lineup.v1.app.result failed $.payload.expires_at",  # a refused call is answered (C10)
+        "[C12 call_conflict] $.payload.call_id",
+        "[U7 invalid] $.namespace",  # a surface message, checked in the kernel
+        "[S4 unknown_instance] $",
+    ],
 }
 
 
