@@ -51,6 +51,18 @@ EXPECTED: dict[str, list[str]] = {
         "[U7 invalid] $.namespace",  # a surface message, checked in the kernel
         "[S4 unknown_instance] $",
     ],
+    "03-state-and-events.ipynb": [
+        "revision 2 [5, 2, 8, 6, 4, 7, 3]",  # the first patch of the live loop (H6)
+        "revision 6 [4, 7, 3, 5, 2, 8, 6]",  # the last
+        "['series', 'title'] Sales (merged) revision 8",  # merge patch: null deletes
+        "('sales.chart', 'select', {'label': 'Thu', 'value': 8})",  # the handler heard it (U8)
+        "selected: Thu revision 9",  # and patched in answer
+        "[U9 invalid] $.event",
+        "revision 9 -> 10 | version 1.1.0",  # U1: a replace continues the revision
+        "[H6 unknown_instance] $.payload.instance_id",  # patch after close
+        "the agent heard: ('note.01', 'close', {})",  # U10: the user closed it
+        "close  sales.chart  revision 10",
+    ],
 }
 
 
