@@ -63,6 +63,23 @@ EXPECTED: dict[str, list[str]] = {
         "the agent heard: ('note.01', 'close', {})",  # U10: the user closed it
         "close  sales.chart  revision 10",
     ],
+    "04-capabilities.ipynb": [
+        "display_only -> completed {'city': 'Oslo', 'temperature': 21}",
+        "failed invalid $.payload.arguments.city",  # C7: checked against input_schema
+        "user_confirmation, allowed -> completed",  # C10
+        "user_confirmation, denied -> rejected | the handler ran: False",
+        "unanswered -> expired expired H20",  # the kernel's timer
+        "expired on arrival -> expired",
+        "no card this time -> completed",  # remembered for the session
+        "cannot be pre-allowed: it is system_permission",  # C8
+        "system_permission -> completed",
+        "to allow it, type its name exactly",  # H23
+        "restricted -> completed",
+        "completed completed True | the handler ran 1 time",  # C12: idempotent
+        "[C12 call_conflict] $.payload.call_id",
+        "AuditVerification(ok=True, rows=12",  # C13
+        "AuditVerification(ok=False, rows=4, first_broken=4",  # the edited row is found
+    ],
 }
 
 
