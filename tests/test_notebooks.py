@@ -80,6 +80,26 @@ EXPECTED: dict[str, list[str]] = {
         "AuditVerification(ok=True, rows=12",  # C13
         "AuditVerification(ok=False, rows=4, first_broken=4",  # the edited row is found
     ],
+    "05-app-center.ipynb": [
+        "revision 1: {}",  # C1: the first inventory, on connecting
+        "revision 2: {'com.lineup.state-chart': '1.0.0'}",  # installed
+        "revision 3: {'com.example.hello': '1.0.0', 'com.lineup.state-chart': '1.0.0'}",
+        "wave: accepted | the agent heard [('wave', {'times': 1})]",  # a declared event (C6)
+        "[C6 invalid] $.event",  # undeclared event
+        "[C6 invalid] $.data",  # data against the event's schema
+        "'reason': 'app_disabled'",  # H35: disabling closes its surfaces
+        "revision 4: {'com.lineup.state-chart': '1.0.0'}",
+        "[C3 unsupported] $.payload.app",
+        "revision 6: {'com.example.hello': '1.1.0'",  # upgrade
+        "revision 7: {'com.example.hello': '1.0.0'",  # rollback
+        "com.lineup.state-chart 1.0.0 bars ok",  # verify
+        "was changed on disk",  # H32
+        "[S7 integrity_mismatch]",
+        "revision 8: {'com.example.hello': '1.0.0'}",  # C5: not verified, not offered
+        "verified: True",  # reinstalling repairs
+        "another host on the same data dir: 11",  # H36: revisions are never reused
+        "revisions the agent received: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]",  # C2
+    ],
 }
 
 
