@@ -100,6 +100,33 @@ EXPECTED: dict[str, list[str]] = {
         "another host on the same data dir: 11",  # H36: revisions are never reused
         "revisions the agent received: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]",  # C2
     ],
+    "06-security.ipynb": [
+        "opened: ['probe.01']",
+        # S4, U7, U9, H2: forged and malformed surface messages
+        "refused [U7 invalid] $.namespace",
+        "refused [U7 invalid] $.instance_id",
+        "refused [U7 invalid] $.type",
+        "refused [U9 invalid] $.event",
+        "refused [U9 too_large] $.data",
+        "refused [U9 invalid] $.data",
+        "refused [H2 invalid_json] $.data.x",
+        "refused [U7 invalid] $\n",  # not even an object
+        "[S4 unknown_instance] $",
+        "ui.events sent to the agent: 0",
+        "still waiting for the user: True",  # S5: a surface's click authorizes nothing
+        "the real card's answer: rejected",
+        "[C6 invalid] $.event",  # undeclared event of an installed app
+        "[C6 invalid] $.data.color",
+        "[U3 too_large] $.payload.app",  # oversized bundle
+        "signed: ['signed.01']",  # S7, H37: strict mode
+        "unsigned                 refused [H37 untrusted_bundle] $.payload.app\n",
+        "refused [H37 untrusted_bundle] $.payload.app.signature.key_id",
+        "refused [H37 untrusted_bundle] $.payload.app.signature.value",
+        "<p>&lt;script&gt;alert(1)&lt;/script&gt;</p>",  # S6, H15: Markdown sanitized
+        "script elements: 0",
+        "event handler attributes: 0",
+        "link targets: ['https://example.org', 'https://tracker.example/p.png']",
+    ],
 }
 
 
