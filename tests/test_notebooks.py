@@ -127,6 +127,15 @@ EXPECTED: dict[str, list[str]] = {
         "event handler attributes: 0",
         "link targets: ['https://example.org', 'https://tracker.example/p.png']",
     ],
+    "07-building-an-agent.ipynb": [
+        "{'count': 1, 'last': 'Ada'}",  # the in-kernel agent answered the click
+        "running agent_greeter ['kernel.greeter', 'greeter.main']",  # H41: the process's id
+        "{'count': 1, 'last': 'Grace'}",  # the process answered the click...
+        "<p>Hello, <strong>Grace</strong>! (from process",  # ...and greeted
+        "agent_kernel / agent_greeter",  # H8: each surface has its own owner
+        "exited with code 0",  # U10: it left when the user closed its surface
+        "1 passed",  # the ScriptedUser test, run by pytest
+    ],
 }
 
 
