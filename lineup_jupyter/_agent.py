@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._calls import CallHandle, CallResult
-from ._errors import UsageError
+from ._errors import ProtocolError, UsageError
 from ._pending import Pending
 from ._trust import SigningKey
 from .protocol import bundle_integrity, rules
@@ -340,19 +340,27 @@ class Agent:
         from datetime import datetime, timedelta, timezone
 
         call_id = call_id if call_id is not None else self._new_id("call")
-        handle = self._calls.get(call_id) or CallHandle(call_id, capability)
+        waiting = self._calls.get(call_id)  # the same call_id sent again while it waits
+        handle = waiting or CallHandle(call_id, capability)
         self._calls[call_id] = handle
         expires = datetime.now(timezone.utc) + timedelta(seconds=expires_in)
-        self.send(
-            "app.call",
-            {
-                "call_id": call_id,
-                "capability": capability,
-                "reason": reason,
-                "expires_at": expires.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-                "arguments": {} if arguments is None else arguments,
-            },
-        )
+        try:
+            self.send(
+                "app.call",
+                {
+                    "call_id": call_id,
+                    "capability": capability,
+                    "reason": reason,
+                    "expires_at": expires.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+                    "arguments": {} if arguments is None else arguments,
+                },
+            )
+        except ProtocolError:
+            # Refused with no app.result to come (a C12 conflict, a duplicate id): a handle
+            # made here would wait forever. One that was already waiting still waits.
+            if waiting is None and self._calls.get(call_id) is handle:
+                del self._calls[call_id]
+            raise
         return handle
 
     # ---- receiving ---------------------------------------------------------------

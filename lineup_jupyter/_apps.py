@@ -57,7 +57,9 @@ __all__ = [
 
 _SHIPPED = Path(__file__).parent / "apps"
 
-Change = Literal["installed", "upgraded", "enabled", "disabled", "rolled_back", "removed"]
+Change = Literal[
+    "installed", "upgraded", "repaired", "enabled", "disabled", "rolled_back", "removed"
+]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS apps (
@@ -219,24 +221,29 @@ class AppCenter:
         required for a URL: the ``sha256-<base64>`` of the file). Installing the same version
         with the same bytes again changes nothing."""
         manifest, framings, kind, location = self._read(source, integrity)
+        change: Change | None
         with self._transaction() as db:
             row = db.execute("SELECT current FROM apps WHERE id = ?", (manifest.id,)).fetchone()
-            if row is not None:
-                if self._same(db, manifest, framings):
-                    for data in framings.values():  # a damaged cache copy is repaired
-                        self._write_blob(sri(data), data)
-                    return self._info(db, manifest.id)
+            if row is not None and not self._same(db, manifest, framings):
                 raise UsageError(
                     f"[lineup] {manifest.id} is already installed (version {row[0]}); "
                     f"use upgrade to install {manifest.version}"
                 )
-            self._store_version(db, manifest, framings, None, kind, location)
-            db.execute(
-                "INSERT INTO apps (id, enabled, current) VALUES (?, ?, ?)",
-                (manifest.id, int(enable), manifest.version),
-            )
+            if row is not None:
+                # The same bytes again: a damaged or missing cache copy is repaired, and the
+                # app, left out of the inventory while it failed to verify (C5), announced.
+                written = [self._write_blob(sri(data), data) for data in framings.values()]
+                change = "repaired" if any(written) else None
+            else:
+                self._store_version(db, manifest, framings, None, kind, location)
+                db.execute(
+                    "INSERT INTO apps (id, enabled, current) VALUES (?, ?, ?)",
+                    (manifest.id, int(enable), manifest.version),
+                )
+                change = "installed"
             info = self._info(db, manifest.id)
-        self._changed(manifest.id, "installed")
+        if change is not None:
+            self._changed(manifest.id, change)
         return info
 
     def upgrade(self, source: str | os.PathLike[str], *, integrity: str | None = None) -> AppInfo:
@@ -321,13 +328,13 @@ class AppCenter:
             ),
         )
 
-    def _write_blob(self, integrity: str, data: bytes) -> None:
+    def _write_blob(self, integrity: str, data: bytes) -> bool:
         """Store a framing under its digest: once (an intact copy is kept), atomically (a
-        reader never sees half a file), and a damaged copy is replaced."""
+        reader never sees half a file), and a damaged copy is replaced. True if it wrote."""
         path = self.cache / _cache_name(integrity)
         try:
             if sri(path.read_bytes()) == integrity:
-                return
+                return False
         except FileNotFoundError:
             pass
         handle, temporary = tempfile.mkstemp(dir=self.cache, suffix=".tmp")
@@ -338,6 +345,7 @@ class AppCenter:
         except BaseException:
             Path(temporary).unlink(missing_ok=True)
             raise
+        return True
 
     # ---- changing state --------------------------------------------------------------
 

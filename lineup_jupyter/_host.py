@@ -65,6 +65,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from ._agent import Agent
+    from ._remote import RemoteAgent
     from ._stdio import ProcessAgent
     from ._websocket import WebSocketAgent, WebSocketListener
 
@@ -72,6 +73,7 @@ __all__ = ["Host"]
 
 logger = logging.getLogger("lineup_jupyter")
 HandlerT = TypeVar("HandlerT", bound=Callable[..., Any])  # what @host.capability returns
+ConnectionT = TypeVar("ConnectionT", bound="RemoteAgent | WebSocketListener")
 
 _RECENT_IDS = 4096  # H9: how many (sender, id) pairs are remembered to refuse repeats
 _RAW_SHOWN = 1000  # characters of an unparseable message kept in the history
@@ -125,6 +127,7 @@ class Host:
         self._seen_order: deque[tuple[str, str]] = deque()
         self._widget: Any = None
         self._inspector: Any = None
+        self._connections: list[RemoteAgent | WebSocketListener] = []  # closed by close()
         self._view_config = {
             "min_height": min_height,
             "max_height": max_height,
@@ -743,7 +746,7 @@ class Host:
         """
         from ._stdio import ProcessAgent
 
-        return ProcessAgent(self, argv, cwd=cwd, env=env, agent_id=agent_id)
+        return self._keep(ProcessAgent(self, argv, cwd=cwd, env=env, agent_id=agent_id))
 
     def connect_websocket(
         self, url: str, *, agent_id: str | None = None, headers: Mapping[str, str] | None = None
@@ -751,13 +754,33 @@ class Host:
         """Connect to an agent serving WebSocket at ``url``; reconnects when dropped (H42)."""
         from ._websocket import WebSocketAgent
 
-        return WebSocketAgent(self, url, agent_id=agent_id, headers=headers)
+        return self._keep(WebSocketAgent(self, url, agent_id=agent_id, headers=headers))
 
     def listen_websocket(self, port: int = 0, *, token: str | None = None) -> WebSocketListener:
         """Let agents connect on 127.0.0.1:``port`` with ``token`` (made up if None) (H43)."""
         from ._websocket import WebSocketListener
 
-        return WebSocketListener(self, port, token=token)
+        return self._keep(WebSocketListener(self, port, token=token))
+
+    def _keep(self, connection: ConnectionT) -> ConnectionT:
+        self._connections.append(connection)
+        return connection
+
+    def close(self) -> None:
+        """Close every agent process, WebSocket and listener this host started, and its
+        audit and app registry files. Closing twice does nothing; a closed host is not used
+        again. (A kernel that exits ends its agent processes anyway.)"""
+        connections, self._connections = self._connections, []
+        for connection in reversed(connections):  # listeners close their own agents
+            connection.close()
+        self.audit.close()
+        self.apps.close()
+
+    def __enter__(self) -> Host:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _fingerprint(envelope: AppCall) -> str:

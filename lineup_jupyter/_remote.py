@@ -307,8 +307,9 @@ class RemoteAgent:
             self.host._bus.record_incoming(shown, error.to_payload())
             self.host._send("lineup.v1.error", error.to_payload(), to=self._agent_id)
 
-    def _lost(self, link: Link, why: str, *, final: bool) -> None:
-        """A transport connection ended; ``final`` when no other will follow."""
+    def _lost(self, link: Link, why: str, *, final: bool, clean: bool = False) -> None:
+        """A transport connection ended; ``final`` when no other will follow. A ``clean``
+        end (an agent process that exited with code 0) is logged as info, not a warning."""
         if self._link is link:
             self._link = None
         link.stop()
@@ -317,7 +318,7 @@ class RemoteAgent:
         if self._closed.is_set():
             return  # the host closed it: nothing to report
         self._state = "closed" if final else "disconnected"
-        logger.warning("[lineup] %s: %s", self._name(), why)
+        logger.log(logging.INFO if clean else logging.WARNING, "[lineup] %s: %s", self._name(), why)
 
     def _on_envelope(self, envelope: dict[str, Any]) -> None:
         """The bus's callback (on the host's thread): queue what is for this agent."""

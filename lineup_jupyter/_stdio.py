@@ -202,7 +202,7 @@ class ProcessAgent(RemoteAgent):
         if tail:
             lines = tail.splitlines()[-10:]
             how += "; the end of its stderr:\n" + "\n".join(f"    {line}" for line in lines)
-        self._lost(self._pipe, how, final=True)
+        self._lost(self._pipe, how, final=True, clean=code == 0)
 
 
 @atexit.register

@@ -38,7 +38,6 @@ if typing.TYPE_CHECKING:  # only the names in __all__ are public here (tests/tes
     from ._agent import Agent
     from ._bus import Record
     from ._errors import ProtocolError
-    from ._remote import RemoteAgent
     from ._stdio import ProcessAgent
     from ._websocket import WebSocketAgent, WebSocketListener
 
@@ -70,8 +69,6 @@ class ScriptedUser:
         self.host = _host.Host(conversation_id, data_dir=root, **host_options)
         self.timeout = timeout
         self._matched: set[int] = set()  # seq of every record an expect returned
-        self._agents: list[RemoteAgent] = []
-        self._listeners: list[WebSocketListener] = []
 
     # ---- agents ------------------------------------------------------------------------
 
@@ -83,21 +80,15 @@ class ScriptedUser:
         self, argv: Sequence[str | os.PathLike[str]], **options: Any
     ) -> ProcessAgent:
         """Start an agent process (``host.connect_process``); it is closed with the user."""
-        agent = self.host.connect_process(argv, **options)
-        self._agents.append(agent)
-        return agent
+        return self.host.connect_process(argv, **options)
 
     def connect_websocket(self, url: str, **options: Any) -> WebSocketAgent:
         """Connect to an agent's WebSocket (``host.connect_websocket``); closed with the user."""
-        agent = self.host.connect_websocket(url, **options)
-        self._agents.append(agent)
-        return agent
+        return self.host.connect_websocket(url, **options)
 
     def listen_websocket(self, port: int = 0, **options: Any) -> WebSocketListener:
         """Listen for agents (``host.listen_websocket``); closed with the user."""
-        listener = self.host.listen_websocket(port, **options)
-        self._listeners.append(listener)
-        return listener
+        return self.host.listen_websocket(port, **options)
 
     # ---- what the agent did --------------------------------------------------------------
 
@@ -169,13 +160,8 @@ class ScriptedUser:
     # ---- the end -----------------------------------------------------------------------
 
     def close(self) -> None:
-        """Close every agent and listener this user started, then remove the data dir."""
-        for listener in self._listeners:
-            listener.close()
-        for agent in self._agents:
-            agent.close()
-        self.host.audit.close()
-        self.host.apps.close()
+        """Close the host (every agent and listener it started), then remove the data dir."""
+        self.host.close()
         if self._tmp is not None:
             self._tmp.cleanup()
 
@@ -221,7 +207,7 @@ class ScriptedUser:
         lines = [f"[lineup] expected {wanted} within {wait} s; it did not come."]
         lines.append(f"What {who} (oldest first, {len(came)} in all):")
         lines += [f"  {line}" for line in came[-_SHOWN:]] or ["  nothing"]
-        for agent in self._agents:
+        for agent in self.host._connections:  # the processes and sockets it started
             lines.append(f"{agent!r}")
             if isinstance(agent, _stdio.ProcessAgent) and agent.stderr_tail.strip():
                 tail = agent.stderr_tail.strip().splitlines()[-10:]

@@ -576,6 +576,13 @@ def test_s7_a_tampered_cache_file_is_refused_on_open_verify_and_inventory(
     assert host.inventory["applications"] == []  # C5: not verified, not offered
     host.apps.install(app_dir)  # reinstalling repairs the cache
     assert host.apps.verify(APP)[0].ok
+    # C1, C2: the agents hear of it, under a new revision that offers the app again
+    announced = sent.last()
+    assert announced["type"] == "lineup.v1.client.inventory"
+    assert [app["id"] for app in announced["payload"]["applications"]] == [APP]
+    count = len(sent.sent)
+    host.apps.install(app_dir)  # nothing to repair: nothing to announce
+    assert len(sent.sent) == count
 
 
 def test_s7_a_missing_cache_file_is_refused(host: Host, app_dir: Path, lineup_home: Path) -> None:

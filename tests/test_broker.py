@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from lineup_jupyter import CapabilityError, Host, UsageError, validate_envelope
+from lineup_jupyter import CapabilityError, Host, ProtocolError, UsageError, validate_envelope
 
 from .conftest import AGENT, CONVERSATION, Recorder, envelope
 
@@ -334,6 +334,24 @@ def test_c12_a_call_id_reused_with_other_arguments_is_refused(
     assert [c.arguments for c in host.pending_calls] == [{"n": 1}]
     assert host.decide("c1", "allow")["status"] == "completed"
     assert runs == [{"capability": "demo.confirm", "n": 1}]
+
+
+def test_c12_agent_call_refused_as_a_conflict_leaves_the_waiting_handle_alone(
+    host: Host, runs: list[dict[str, Any]]
+) -> None:
+    """The conflicting agent.call raises; the first call's handle still gets its result,
+    and a completed call's conflict leaves no handle waiting for an answer that never comes."""
+    agent = host.connect_agent("agent_1")
+    first = agent.call("demo.confirm", {"n": 1}, reason="first", call_id="c1")
+    with pytest.raises(ProtocolError, match="C12"):
+        agent.call("demo.confirm", {"n": 2}, reason="again", call_id="c1")
+    host.decide("c1", "allow")
+    assert first.done() and first.result().status == "completed"
+
+    agent.call("demo.show", {"n": 1}, reason="quick", call_id="c2")  # answered at once
+    with pytest.raises(ProtocolError, match="C12"):
+        agent.call("demo.show", {"n": 2}, reason="again", call_id="c2")
+    assert agent._calls == {}  # nothing left waiting
 
 
 # ---- expiry while waiting (H20) ----------------------------------------------------------

@@ -182,6 +182,39 @@ def test_an_envelope_for_another_agent_is_refused(user: ScriptedUser, tmp_path: 
     user.wait_for(lambda: "got lineup.v1.error invalid" in process.stderr_tail, "the error")
 
 
+def test_host_close_ends_its_agent_processes_and_listeners(tmp_path: Path) -> None:
+    """Host.close() closes what the host started (a process, a listener) and its files;
+    closing again does nothing. ``with Host(...)`` closes it at the end of the block."""
+    with Host(conversation_id="conv_01", data_dir=tmp_path / "data") as host:
+        process = host.connect_process(agent(tmp_path, OPENS_AND_LISTENS), agent_id=AGENT)
+        listener = host.listen_websocket(token="t0ken")
+        assert process.status == "running"
+    assert process.status == "closed"
+    with pytest.raises(OSError):  # the listener's port no longer accepts connections
+        socket.create_connection(("127.0.0.1", listener.port), timeout=2).close()
+    host.close()  # twice: nothing
+
+
+def test_an_agent_that_exits_cleanly_is_logged_as_info_not_warned(
+    user: ScriptedUser, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """H42: code 0 is the agent's way of saying goodbye (it left when
+    its surface closed, say): an info record, not a warning in red in the notebook."""
+    body = f"""
+    send("ui.open", {OPEN!r}, "m1")
+    read()
+    sys.exit(0)
+    """
+    process = user.connect_process(agent(tmp_path, body), agent_id=AGENT)
+    user.expect("ui.open")
+    with caplog.at_level(logging.INFO, logger="lineup_jupyter"):
+        user.click("p.1", "clicked")
+        user.wait_for(lambda: "exited" in caplog.text, "the report of the exit")
+    assert process.returncode == 0
+    (record,) = [r for r in caplog.records if "exited" in r.getMessage()]
+    assert record.levelno == logging.INFO and "code 0" in record.getMessage()
+
+
 def test_an_agent_crashing_mid_conversation_is_reported_not_raised(
     user: ScriptedUser, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
