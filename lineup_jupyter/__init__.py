@@ -16,6 +16,7 @@ from ._calls import CallHandle, CallResult
 from ._capabilities import Capabilities, Capability, Policy
 from ._errors import CapabilityError, LineUpError, ProtocolError, UsageError
 from ._host import Host
+from ._markdown import render_markdown
 from ._remote import RemoteAgent
 from ._stdio import ProcessAgent
 from ._surfaces import StateRevision, SurfaceChange, SurfaceInstance
@@ -62,6 +63,7 @@ __all__ = [
     "WebSocketListener",
     "__version__",
     "bundle_integrity",
+    "render_markdown",
     "shipped_apps",
     "validate_envelope",
 ]

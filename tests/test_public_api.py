@@ -45,6 +45,7 @@ PUBLIC = {
     "WebSocketListener",
     "__version__",
     "bundle_integrity",
+    "render_markdown",
     "shipped_apps",
     "validate_envelope",
 }
