@@ -552,13 +552,12 @@ def check_specific(s: Session, bundle_id: str, report: dict[str, Any]) -> None:
         assert s.snapshot()["polluted"] == ["undefined"] * 3
 
 
-# Measured 2026-12-02 with Debian's Chromium 156 (2 runs of 2): the memory bomb crashed the
-# whole notebook page, not only its surface's renderer; with the Chromium of earlier runs the
-# page survived (sandboxed frames in a process of their own). Not strict: which Chromium CI
-# gets is Debian's choice. Residual risk in docs/security.md until the host can contain it.
+# Debian's Chromium 156: the memory bomb crashed the whole notebook page in 2 runs of 2 on
+# 2026-12-02 (a loaded machine) and was contained in 5 of 5 on 2026-12-03. Not strict: it
+# passes when contained. Residual risk in docs/security.md until the host can contain it.
 _BOMB_CRASHES_THE_PAGE = pytest.mark.xfail(
-    reason="residual risk (docs/security.md): Chromium 156 crashed the notebook page when a "
-    "surface exhausted its memory",
+    reason="residual risk (docs/security.md): Chromium 156 may crash the notebook page when a "
+    "surface exhausts its memory",
     strict=False,
 )
 
