@@ -5,11 +5,13 @@ reads it: a capability call is an ``app.call`` record paired with its ``app.resu
 inventory revision is a ``client.inventory`` record, a refusal (an agent's envelope, a
 surface's message, a CSP violation, a flood) is a ``refused`` record. Surface states come
 from ``host.state_history``. So Python (``host.history.select(...)``) and the view show the
-same records, and the inspector costs nothing until it is displayed.
+same records, and the inspector costs nothing until it is displayed. A view's update reads
+each new record once (``Summary`` is kept up to date as they come), not the whole history.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +21,7 @@ if TYPE_CHECKING:
     from ._broker import PendingCall
     from ._surfaces import Surfaces
 
-__all__ = ["PREVIEW_CHARS", "calls", "inventories", "preview", "surfaces"]
+__all__ = ["PREVIEW_CHARS", "Summary", "preview", "summarize", "surfaces"]
 
 # A view gets records with long strings cut (a bundle is up to megabytes, and a view keeps
 # as many records as the history); History.export writes them whole.
@@ -27,6 +29,7 @@ PREVIEW_CHARS = 2000
 
 _CALL = "lineup.v1.app.call"
 _RESULT = "lineup.v1.app.result"
+_INVENTORY = "lineup.v1.client.inventory"
 _CALL_FIELDS = (
     "call_id",
     "capability",
@@ -43,10 +46,10 @@ _CALL_FIELDS = (
 )
 
 
-def preview(record: Record) -> dict[str, Any]:
+def preview(record: Record | dict[str, Any]) -> dict[str, Any]:
     """A record as the view shows it: ``Record.to_json`` with every string of more than
     PREVIEW_CHARS characters cut and marked."""
-    shown: dict[str, Any] = _shorten(record.to_json())
+    shown: dict[str, Any] = _shorten(record.to_json() if isinstance(record, Record) else record)
     return shown
 
 
@@ -62,28 +65,43 @@ def _shorten(value: Any) -> Any:
     return value
 
 
-def calls(records: Iterable[Record], pending: Iterable[PendingCall]) -> list[dict[str, Any]]:
-    """Every capability call in the history, oldest first: who asked for what, and what
-    became of it (the ``app.result`` status, or ``waiting for the user`` / ``running``).
+class Summary:
+    """The calls and the inventories of a conversation, kept up to date one record at a
+    time (``add`` takes ``Record.to_json()``), so a view's update reads each message once.
 
-    A refused ``app.call`` that had a call_id is listed too, with ``refused`` (the error):
-    it was answered by a failed ``app.result`` (C10), and the table should say why.
+    Calls: who asked for what, and what became of it (the ``app.result`` status, or
+    ``waiting for the user`` / ``running``). A refused ``app.call`` that had a call_id is
+    listed too, with ``refused`` (the error): it was answered by a failed ``app.result``
+    (C10), and the table should say why. At most ``limit`` of each are kept, the oldest go.
     """
-    found: dict[str, dict[str, Any]] = {}
-    for record in records:
-        kind = record.type
-        if record.kind == "handler_error" or kind not in (_CALL, _RESULT):
-            continue
-        envelope = record.envelope
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._calls: dict[str, dict[str, Any]] = {}
+        self._inventories: deque[dict[str, Any]] = deque(maxlen=limit)
+
+    def add(self, record: dict[str, Any]) -> None:
+        kind = record["type"]
+        if record["kind"] == "handler_error":
+            return
+        if kind in (_CALL, _RESULT):
+            self._add_call(record)
+        elif kind == _INVENTORY and record["kind"] == "envelope":
+            self._add_inventory(record)
+
+    def _add_call(self, record: dict[str, Any]) -> None:
+        envelope = record["envelope"]
         payload = envelope.get("payload")
         if not isinstance(payload, dict) or not isinstance(payload.get("call_id"), str):
-            continue  # refused before it was a call of anything
+            return  # refused before it was a call of anything
         call_id: str = payload["call_id"]
-        entry = found.get(call_id)
+        entry = self._calls.get(call_id)
         if entry is None:  # the first sight; its app.call may have fallen off the history
-            entry = found[call_id] = dict.fromkeys(_CALL_FIELDS)
+            entry = self._calls[call_id] = dict.fromkeys(_CALL_FIELDS)
             entry.update(call_id=call_id, requests=0)
-        if kind == _CALL:
+            if len(self._calls) > self._limit:
+                del self._calls[next(iter(self._calls))]
+        if record["type"] == _CALL:
             entry["requests"] += 1  # a repeat with the same call_id is answered once (C12)
             if entry["requested"] is None:
                 sender = envelope.get("sender")
@@ -92,36 +110,25 @@ def calls(records: Iterable[Record], pending: Iterable[PendingCall]) -> list[dic
                     agent=sender.get("id") if isinstance(sender, dict) else None,
                     reason=payload.get("reason"),
                     arguments=payload.get("arguments"),
-                    requested=record.time,
-                    refused=record.error,
+                    requested=record["time"],
+                    refused=record["error"],
                 )
         elif entry["status"] is None:  # the first answer decides; repeats repeat it
             entry.update(
                 status=payload["status"],
-                answered=record.time,
+                answered=record["time"],
                 result=payload.get("result"),
                 error=payload.get("error"),
             )
-    waiting = {call.call_id for call in pending}
-    for entry in found.values():
-        if entry["status"] is None:
-            entry["status"] = "waiting for the user" if entry["call_id"] in waiting else "running"
-    return list(found.values())
 
-
-def inventories(records: Iterable[Record]) -> list[dict[str, Any]]:
-    """Every ``client.inventory`` sent, oldest first, with what it listed."""
-    sent = []
-    for record in records:
-        if record.kind != "envelope" or record.type != "lineup.v1.client.inventory":
-            continue
-        envelope = record.envelope
+    def _add_inventory(self, record: dict[str, Any]) -> None:
+        envelope = record["envelope"]
         payload = envelope["payload"]
         target = envelope.get("target")
-        sent.append(
+        self._inventories.append(
             {
-                "seq": record.seq,
-                "time": record.time,
+                "seq": record["seq"],
+                "time": record["time"],
                 "revision": payload["revision"],
                 "to": target.get("id") if isinstance(target, dict) else None,
                 "applications": [
@@ -134,7 +141,29 @@ def inventories(records: Iterable[Record]) -> list[dict[str, Any]]:
                 "standard_components": len(payload["standard_components"]),
             }
         )
-    return sent
+
+    def calls(self, pending: Iterable[PendingCall]) -> list[dict[str, Any]]:
+        """Every call, oldest first; those without a result yet are waiting or running."""
+        waiting = {call.call_id for call in pending}
+        found = []
+        for entry in self._calls.values():
+            status = entry["status"]
+            if status is None:
+                status = "waiting for the user" if entry["call_id"] in waiting else "running"
+            found.append({**entry, "status": status})
+        return found
+
+    def inventories(self) -> list[dict[str, Any]]:
+        """Every ``client.inventory`` sent, oldest first, with what it listed."""
+        return list(self._inventories)
+
+
+def summarize(records: Iterable[Record], limit: int = 1000) -> Summary:
+    """A Summary of these records (for Python, and for a view that starts again)."""
+    summary = Summary(limit)
+    for record in records:
+        summary.add(record.to_json())
+    return summary
 
 
 def surfaces(registry: Surfaces) -> list[dict[str, Any]]:

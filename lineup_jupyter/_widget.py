@@ -272,18 +272,25 @@ class InspectorWidget(anywidget.AnyWidget):
         super().__init__()
         self._host = host
         self._sent_seq = 0  # the last record sent to the views
+        self._summary = inspector.Summary(host.history.size)  # of the records sent
         self._flush: asyncio.TimerHandle | None = None
         self._flushed = 0.0
         host.history.watch(self._on_record)
         self.on_msg(self._on_message)
 
-    def _summary(self) -> dict[str, Any]:
-        records = list(self._host.history)
-        return {
-            "calls": inspector.calls(records, self._host.pending_calls),
-            "inventories": inspector.inventories(records),
+    def _summarized(self, records: list[Record]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """Each record as a view gets it, and the summary with them added: one parse each."""
+        shown = []
+        for record in records:
+            whole = record.to_json()
+            self._summary.add(whole)
+            shown.append(inspector.preview(whole))
+        summary = {
+            "calls": self._summary.calls(self._host.pending_calls),
+            "inventories": self._summary.inventories(),
             "surfaces": inspector.surfaces(self._host.surfaces),
         }
+        return shown, summary
 
     def _on_record(self, _record: Record) -> None:
         if self._flush is not None:
@@ -307,29 +314,32 @@ class InspectorWidget(anywidget.AnyWidget):
         if not new:
             return
         after, self._sent_seq = self._sent_seq, new[-1].seq
+        records, summary = self._summarized(new)
         self.send(
             {
                 "kind": "records",
                 "after": after,
-                "records": [inspector.preview(r) for r in new],
+                "records": records,
                 "dropped": history.dropped,
-                "summary": self._summary(),
+                "summary": summary,
             }
         )
 
     def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
         kind = content.get("kind") if isinstance(content, dict) else None
         history = self._host.history
-        if kind == "sync":
-            records = list(history)
-            self._sent_seq = records[-1].seq if records else 0
+        if kind == "sync":  # a view starts (again): everything the history still has
+            everything = list(history)
+            self._sent_seq = everything[-1].seq if everything else 0
+            self._summary = inspector.Summary(history.size)
+            records, summary = self._summarized(everything)
             self.send(
                 {
                     "kind": "reset",
-                    "records": [inspector.preview(r) for r in records],
+                    "records": records,
                     "size": history.size,
                     "dropped": history.dropped,
-                    "summary": self._summary(),
+                    "summary": summary,
                 }
             )
         elif kind == "states" and isinstance(content.get("instance_id"), str):

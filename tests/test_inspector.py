@@ -163,7 +163,8 @@ def test_calls_pair_each_app_call_with_its_result(host: Host) -> None:
             "payload": {"call_id": "call_4", "capability": "demo.lookup"},
         }
     )
-    calls = {c["call_id"]: c for c in inspector.calls(host.history, host.pending_calls)}
+    summary = inspector.summarize(host.history)
+    calls = {c["call_id"]: c for c in summary.calls(host.pending_calls)}
     assert list(calls) == ["call_1", "call_2", "call_3", "call_4"]
     assert calls["call_1"]["status"] == "completed"
     assert calls["call_1"]["result"] == {"found": "oslo"}
@@ -183,7 +184,7 @@ def test_inventories_list_every_revision_sent(host: Host) -> None:
     agent = host.connect_agent(AGENT)
     host.apps.install("com.lineup.svg-canvas")
     host.send_inventory(to=AGENT)
-    sent = inspector.inventories(host.history)
+    sent = inspector.summarize(host.history).inventories()
     assert len(sent) >= 2 and sent[0]["to"] == AGENT
     revisions = [int(s["revision"]) for s in sent]
     assert revisions == sorted(revisions) and revisions[0] < revisions[-1]
@@ -225,6 +226,43 @@ def test_widget_sync_sends_every_record_then_only_new_ones_numbered(host: Host) 
     assert update["after"] == reset["records"][-1]["seq"]  # a view detects a gap by it
     assert [r["type"] for r in update["records"]] == ["lineup.v1.ui.patch"]
     assert update["summary"]["surfaces"][0]["revision"] == 2
+
+
+def test_widget_keeps_its_summary_up_to_date_one_record_at_a_time(host: Host) -> None:
+    """What the view's last update says of calls and inventories is what a summary of the
+    whole history says (C9-C12, C2), though each update only read the new records."""
+
+    @host.capability("demo.lookup", risk="display_only")
+    def lookup(arguments: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True}
+
+    agent = host.connect_agent(AGENT)
+    widget = host.inspector
+    sent = sent_by(widget)
+    widget._on_message(widget, {"kind": "sync"}, [])
+    agent.call("demo.lookup", {}, reason="one", call_id="call_1")
+    agent.call("app.open_url", {"url": "https://example.com"}, reason="two", call_id="call_2")
+    host.decide("call_2", "deny")
+    host.send_inventory()
+    last = sent[-1][0]["summary"]
+    whole = inspector.summarize(host.history)
+    assert last["calls"] == whole.calls(host.pending_calls)
+    assert [c["status"] for c in last["calls"]] == ["completed", "rejected"]
+    assert last["inventories"] == whole.inventories() and len(last["inventories"]) == 2
+
+
+def test_summary_keeps_at_most_its_limit_of_calls_and_inventories(host: Host) -> None:
+    @host.capability("demo.lookup", risk="display_only")
+    def lookup(arguments: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True}
+
+    agent = host.connect_agent(AGENT)
+    for n in range(3):
+        agent.call("demo.lookup", {}, reason="again", call_id=f"call_{n}")
+        host.send_inventory()
+    summary = inspector.summarize(host.history, limit=2)
+    assert [c["call_id"] for c in summary.calls([])] == ["call_1", "call_2"]
+    assert len(summary.inventories()) == 2
 
 
 def test_widget_answers_states_and_export(host: Host) -> None:
