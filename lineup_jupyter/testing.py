@@ -21,6 +21,7 @@ arrive instead; each envelope is matched once. The user's acts (``click``, ``ans
 
 from __future__ import annotations
 
+import asyncio
 import os
 import pathlib
 import tempfile
@@ -105,6 +106,19 @@ class ScriptedUser:
         ``component.answer``, ``app.result``...), with these payload fields."""
         return self._expect("to_agent", type_, timeout, fields)
 
+    async def expect_async(
+        self, type_: str, *, timeout: float | None = None, **fields: Any
+    ) -> dict[str, Any]:
+        """``expect`` for a notebook cell (``await user.expect_async(...)``): it waits on the
+        kernel's event loop, which delivers what the agents send meanwhile."""
+        return await self._expect_async("to_client", type_, timeout, fields)
+
+    async def expect_to_agent_async(
+        self, type_: str, *, timeout: float | None = None, **fields: Any
+    ) -> dict[str, Any]:
+        """``expect_to_agent`` for a notebook cell."""
+        return await self._expect_async("to_agent", type_, timeout, fields)
+
     def wait_for(
         self, condition: Callable[[], object], what: str, *, timeout: float | None = None
     ) -> None:
@@ -116,6 +130,17 @@ class ScriptedUser:
             if time.monotonic() >= deadline:
                 raise AssertionError(f"[lineup] waited {wait} s for {what}; it did not happen")
             time.sleep(_POLL)
+
+    async def wait_for_async(
+        self, condition: Callable[[], object], what: str, *, timeout: float | None = None
+    ) -> None:
+        """``wait_for`` for a notebook cell."""
+        wait = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + wait
+        while not condition():
+            if time.monotonic() >= deadline:
+                raise AssertionError(f"[lineup] waited {wait} s for {what}; it did not happen")
+            await asyncio.sleep(_POLL)
 
     def sent(self) -> list[dict[str, Any]]:
         """Every envelope the agents sent that the host accepted, oldest first."""
@@ -179,26 +204,43 @@ class ScriptedUser:
         full = type_ if type_.startswith(rules.TYPE_PREFIX) else rules.TYPE_PREFIX + type_
         wait = self.timeout if timeout is None else timeout
         deadline = time.monotonic() + wait
-        while True:
-            for record in self.host.history:
-                if record.seq in self._matched or not _is(record, direction):
-                    continue
-                envelope = record.envelope
-                payload = envelope.get("payload", {})
-                if envelope.get("type") == full and all(
-                    payload.get(name) == value for name, value in fields.items()
-                ):
-                    self._matched.add(record.seq)
-                    return envelope
+        while (found := self._match(direction, full, fields)) is None:
             if time.monotonic() >= deadline:
                 raise AssertionError(self._missing(direction, full, fields, wait))
             if _on_running_loop():
                 raise _errors.UsageError(
                     "[lineup] ScriptedUser.expect waits for envelopes that the kernel's event "
-                    "loop delivers, so it cannot wait on that loop: use it in pytest or a "
-                    "script, not in a notebook cell."
+                    "loop delivers, so it cannot wait on that loop: in a notebook cell, "
+                    "`await user.expect_async(...)`."
                 )
             time.sleep(_POLL)
+        return found
+
+    async def _expect_async(
+        self, direction: str, type_: str, timeout: float | None, fields: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        full = type_ if type_.startswith(rules.TYPE_PREFIX) else rules.TYPE_PREFIX + type_
+        wait = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + wait
+        while (found := self._match(direction, full, fields)) is None:
+            if time.monotonic() >= deadline:
+                raise AssertionError(self._missing(direction, full, fields, wait))
+            await asyncio.sleep(_POLL)  # the loop delivers what the agents send meanwhile
+        return found
+
+    def _match(self, direction: str, full: str, fields: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The oldest envelope not matched before that matches, marked as matched."""
+        for record in self.host.history:
+            if record.seq in self._matched or not _is(record, direction):
+                continue
+            envelope = record.envelope
+            payload = envelope.get("payload", {})
+            if envelope.get("type") == full and all(
+                payload.get(name) == value for name, value in fields.items()
+            ):
+                self._matched.add(record.seq)
+                return envelope
+        return None
 
     def _missing(self, direction: str, full: str, fields: Mapping[str, Any], wait: float) -> str:
         wanted = full + "".join(f" {name}={value!r}" for name, value in fields.items())

@@ -99,7 +99,44 @@ def test_expect_will_not_wait_on_a_running_event_loop() -> None:
     import asyncio
 
     async def cell() -> None:
-        with ScriptedUser() as user, pytest.raises(UsageError, match="not in a notebook cell"):
+        with ScriptedUser() as user, pytest.raises(UsageError, match="expect_async"):
             user.expect("ui.open")
+
+    asyncio.run(cell())
+
+
+def test_expect_async_waits_on_the_loop_that_delivers_a_process_agents_envelopes(
+    tmp_path: Path,
+) -> None:
+    """In a notebook cell (here a coroutine on a running loop): a process agent's lines reach
+    the host through that loop, so the user awaits them instead of blocking it (H40, U10)."""
+    import asyncio
+    import sys
+
+    agent = tmp_path / "agent.py"
+    agent.write_text(
+        "import json, sys\n"
+        "for line in sys.stdin:\n"
+        "    m = json.loads(line)\n"
+        "    if m['type'] == 'lineup.v1.client.inventory':\n"
+        "        app = {'id': 'com.example.t', 'version': '1.0.0', 'html': '<p>t</p>'}\n"
+        "        print(json.dumps({'v': 1, 'id': 'm1', 'type': 'lineup.v1.ui.open',\n"
+        "            'conversation_id': m['conversation_id'],\n"
+        "            'sender': {'kind': 'agent', 'id': 'agent_t'},\n"
+        "            'payload': {'instance_id': 't.1', 'app': app, 'state': {}}}), flush=True)\n"
+        "    elif m['type'] == 'lineup.v1.ui.event':\n"
+        "        sys.exit(0)\n"
+    )
+
+    async def cell() -> None:
+        with ScriptedUser() as user:
+            process = user.connect_process([sys.executable, str(agent)])
+            opened = await user.expect_async("ui.open", instance_id="t.1")
+            assert opened["sender"]["id"] == "agent_t"
+            user.close_surface("t.1")
+            await user.wait_for_async(lambda: process.status == "exited", "the agent to exit")
+            assert process.returncode == 0
+            with pytest.raises(AssertionError, match=r"expected lineup\.v1\.ui\.patch"):
+                await user.expect_async("ui.patch", timeout=0.05)
 
     asyncio.run(cell())
