@@ -134,6 +134,8 @@ EXPECTED: dict[str, list[str]] = {
         "<p>Hello, <strong>Grace</strong>! (from process",  # ...and greeted
         "agent_kernel / agent_greeter",  # H8: each surface has its own owner
         "exited with code 0",  # U10: it left when the user closed its surface
+        "the scripted user saw: {'count': 1, 'last': 'Ada'}",  # expect_async in a cell
+        "and the greeter left with code 0",
         "1 passed",  # the ScriptedUser test, run by pytest
     ],
 }
