@@ -11,6 +11,7 @@
 //                                   {kind: "answer", component_id, status, value?}
 // The standard components are drawn by components.js from the synced `components` list.
 
+import { AGENTS_STYLE, mountAgents } from "./agents.js";
 import { COMPONENT_STYLE, mountComponents } from "./components.js";
 import { element } from "./dom.js";
 import { SANDBOX, shellDocument, surfaceDocument } from "./frames.js";
@@ -88,7 +89,7 @@ const STYLE = `
 function render({ model, el, signal }) {
   const config = configOf(model);
   const style = document.createElement("style");
-  style.textContent = STYLE + COMPONENT_STYLE;
+  style.textContent = STYLE + COMPONENT_STYLE + AGENTS_STYLE;
   el.append(style);
   const root = element("div", "lineup-host");
   const status = element("div", "lineup-status");
@@ -98,7 +99,10 @@ function render({ model, el, signal }) {
   // Which inline bundles may open here (H37): the user should never have to guess.
   const trust = element("div", "lineup-trust", trustText(config.trust));
   trust.dataset.mode = config.trust?.mode ?? "dev";
-  root.append(trust, status, componentList);
+  const agentList = element("div", "lineup-agents");
+  agentList.setAttribute("role", "status");
+  root.append(trust, agentList, status, componentList);
+  const stopAgents = mountAgents({ model, container: agentList });
   el.append(root);
 
   // Without a kernel (a notebook reopened, a kernel that died) sending throws: the view then
@@ -445,6 +449,7 @@ function render({ model, el, signal }) {
     model.off("msg:custom", onCustom);
     model.off("change:surfaces", onSurfaces);
     stopPrompts();
+    stopAgents();
     window.removeEventListener("message", onMessage);
     for (const entry of [...entries.values()]) unmount(entry);
     components.destroy();

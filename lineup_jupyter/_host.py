@@ -36,6 +36,7 @@ from ._schemas import first_problem
 from ._store import data_dir as _data_dir
 from ._surfaces import StateRevision, SurfaceChange, Surfaces
 from ._trust import BundleTrust
+from ._watchers import Watchers
 from .protocol import (
     AppCall,
     AppRef,
@@ -77,6 +78,7 @@ ConnectionT = TypeVar("ConnectionT", bound="RemoteAgent | WebSocketListener")
 
 _RECENT_IDS = 4096  # H9: how many (sender, id) pairs are remembered to refuse repeats
 _RAW_SHOWN = 1000  # characters of an unparseable message kept in the history
+_CLOSED_AGENTS_SHOWN = 10  # ended connections still listed in the view, the latest
 
 
 def _now() -> str:
@@ -128,6 +130,8 @@ class Host:
         self._widget: Any = None
         self._inspector: Any = None
         self._connections: list[RemoteAgent | WebSocketListener] = []  # closed by close()
+        self._remote_agents: list[RemoteAgent] = []  # every agent outside the kernel, shown
+        self._connection_watchers: Watchers[[]] = Watchers("connection")
         self._view_config = {
             "min_height": min_height,
             "max_height": max_height,
@@ -761,6 +765,28 @@ class Host:
         from ._websocket import WebSocketListener
 
         return self._keep(WebSocketListener(self, port, token=token))
+
+    @property
+    def remote_agents(self) -> list[RemoteAgent]:
+        """The agents outside the kernel: processes, WebSockets, and those that connected to
+        a listener; the closed ones too (the last few), with their ``status`` and ``problem``."""
+        return list(self._remote_agents)
+
+    def watch_connections(self, watcher: Callable[[], None]) -> Callable[[], None]:
+        """Call ``watcher()`` when an agent outside the kernel connects, is named, or ends."""
+        return self._connection_watchers.add(watcher)
+
+    def _track(self, agent: RemoteAgent) -> None:
+        with self._lock:  # a listener's agents arrive on its threads
+            ended = [a for a in self._remote_agents if a.status in ("closed", "exited")]
+            for gone in ended[: max(0, len(ended) - _CLOSED_AGENTS_SHOWN)]:
+                self._remote_agents.remove(gone)
+            self._remote_agents.append(agent)
+        self._connection_changed()
+
+    def _connection_changed(self) -> None:
+        if self._connection_watchers:
+            self._connection_watchers.notify()
 
     def _keep(self, connection: ConnectionT) -> ConnectionT:
         self._connections.append(connection)

@@ -152,6 +152,7 @@ class RemoteAgent:
         self._drain_lock = threading.RLock()
         self._link: Link | None = None
         self._closed = threading.Event()
+        self.problem: str | None = None  # the last thing that went wrong with the connection
         self._subscription = host.subscribe(self._on_envelope)
 
     @property
@@ -163,6 +164,16 @@ class RemoteAgent:
     def status(self) -> str:
         """``connecting``, ``connected``, ``disconnected`` or ``closed``."""
         return self._state
+
+    def view(self) -> dict[str, Any]:
+        """What the host's view shows of this connection: who, how, its status, and the
+        last problem (an exit code and stderr, a dropped connection), if any."""
+        return {
+            "agent_id": self._agent_id,
+            "via": self.describe,
+            "status": self.status,
+            "problem": self.problem,
+        }
 
     def close(self) -> None:
         """Stop talking to this agent and close its transport. Closing twice does nothing."""
@@ -180,6 +191,7 @@ class RemoteAgent:
         if link is not None:
             link.stop()
         self._close_transport()
+        self.host._connection_changed()
 
     def _close_transport(self) -> None:
         """End the transport itself (the subclass knows how); must not wait long."""
@@ -187,6 +199,7 @@ class RemoteAgent:
     def _abort(self, why: str) -> None:
         """The connection cannot go on (the agent is not reading): end it, reported."""
         logger.warning("[lineup] %s: %s", self._name(), why)
+        self.problem = why
         self._shut()
 
     def __enter__(self) -> RemoteAgent:
@@ -266,6 +279,7 @@ class RemoteAgent:
         with self.host._lock:  # nothing else is sent to this agent in between
             self._link = link
             self._state = "connected"
+            self.host._connection_changed()
             # Unbound, the agent is not known yet: the inventory goes to every agent (the
             # same revision for everyone), this one included (H41).
             self.host.send_inventory(to=self._agent_id)
@@ -283,6 +297,7 @@ class RemoteAgent:
             claimed = _claimed_sender(value)
             if claimed is not None and self._agent_id is None:
                 self._agent_id = claimed  # H41: the first envelope names the agent
+                self.host._connection_changed()
             elif claimed is not None and claimed != self._agent_id:
                 shown = value if isinstance(value, dict) else {}
                 self._refuse(
@@ -318,7 +333,9 @@ class RemoteAgent:
         if self._closed.is_set():
             return  # the host closed it: nothing to report
         self._state = "closed" if final else "disconnected"
+        self.problem = None if clean else why
         logger.log(logging.INFO if clean else logging.WARNING, "[lineup] %s: %s", self._name(), why)
+        self.host._connection_changed()
 
     def _on_envelope(self, envelope: dict[str, Any]) -> None:
         """The bus's callback (on the host's thread): queue what is for this agent."""

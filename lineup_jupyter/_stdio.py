@@ -93,6 +93,7 @@ class ProcessAgent(RemoteAgent):
         self._feed(partial(self._opened, self._pipe))
         self._reader = threading.Thread(target=self._read_stdout, daemon=True)
         self._reader.start()
+        host._track(self)  # the host's view lists it, once it is whole
 
     @property
     def status(self) -> str:

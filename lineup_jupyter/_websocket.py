@@ -91,6 +91,7 @@ class WebSocketAgent(RemoteAgent):
         self._ws: ClientConnection | None = None
         self._thread = threading.Thread(target=self._run, name="lineup ws client", daemon=True)
         self._thread.start()
+        host._track(self)  # the host's view lists it, once it is whole
 
     def close(self, timeout: float = 2.0) -> None:
         """Close the connection and stop reconnecting."""
@@ -291,6 +292,7 @@ class _Accepted(RemoteAgent):
             host_thread=host_thread,
         )
         self._ws = ws
+        host._track(self)
 
     def _close_transport(self) -> None:
         _close_soon(self._ws)

@@ -26,6 +26,7 @@ from . import _inspector as inspector
 from ._bus import Record
 from ._components import ComponentChange
 from ._errors import UsageError
+from ._remote import HostThread
 from ._surfaces import SurfaceChange, SurfaceInstance
 
 if TYPE_CHECKING:
@@ -72,6 +73,8 @@ class HostWidget(anywidget.AnyWidget):
     surfaces = traitlets.List(trait=traitlets.Dict()).tag(sync=True)
     # The standard components as views draw them (H12): markdown already sanitized (H15).
     components = traitlets.List(trait=traitlets.Dict()).tag(sync=True)
+    # Agents outside the kernel and how they are (H42): a crash shows here, not only in a log.
+    agents = traitlets.List(trait=traitlets.Dict()).tag(sync=True)
     config = traitlets.Dict().tag(sync=True)
 
     def __init__(self, host: Host, **config: Any) -> None:
@@ -89,6 +92,10 @@ class HostWidget(anywidget.AnyWidget):
         self._components_sent = 0.0
         self.components = self._component_views()
         host.watch_components(self._on_component_change)
+        # Connections change on transport threads; the trait is set on the kernel's thread.
+        self._host_thread = HostThread()
+        self.agents = self._agent_views()
+        host.watch_connections(self._on_connection_change)
         self.on_msg(self._on_message)
         # Consent cards (js/prompts.js): every change of the waiting calls goes to every view
         # as a message, never a synced trait (_consent.py says why).
@@ -136,6 +143,19 @@ class HostWidget(anywidget.AnyWidget):
                     "state": instance._state,
                 }
             )
+
+    def _agent_views(self) -> list[dict[str, Any]]:
+        return [agent.view() for agent in self._host.remote_agents]
+
+    def _on_connection_change(self) -> None:
+        loop = self._host_thread.loop_to_use()
+        if loop is None:
+            self.agents = self._agent_views()
+        else:
+            loop.call_soon_threadsafe(self._refresh_agents)
+
+    def _refresh_agents(self) -> None:
+        self.agents = self._agent_views()
 
     def _component_views(self) -> list[dict[str, Any]]:
         return [component.to_view() for component in self._host.components.values()]

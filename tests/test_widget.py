@@ -282,3 +282,39 @@ def test_the_app_center_view_ignores_what_it_does_not_understand(
     center_view._on_message(center_view, "not a dict", [])
     assert center_view.sent == []
     assert "[lineup] the app center view sent" in caplog.text
+
+
+def test_h42_the_view_lists_agents_outside_the_kernel_and_how_they_ended(
+    host: Host, widget: Any, tmp_path: Any
+) -> None:
+    """H42: a process agent is listed while it runs; once it crashes, its line says so, with
+    the exit code and the end of its stderr (not only a log line); a clean exit is no
+    problem; closing it shows 'closed'."""
+    import sys
+    import time
+
+    crashing = tmp_path / "crash.py"
+    crashing.write_text(
+        "import sys\nsys.stdin.readline()\nprint('boom', file=sys.stderr)\nsys.exit(3)\n"
+    )
+    process = host.connect_process([sys.executable, str(crashing)], agent_id="agent_c")
+    (line,) = widget.agents
+    assert line["agent_id"] == "agent_c" and line["via"].startswith("process ")
+    deadline = time.monotonic() + 30
+    while widget.agents[0]["problem"] is None:
+        assert time.monotonic() < deadline, widget.agents
+        time.sleep(0.02)
+    (line,) = widget.agents
+    assert line["status"] == "exited" and process.returncode == 3
+    assert "exited with code 3" in line["problem"] and "boom" in line["problem"]
+
+    clean = tmp_path / "clean.py"
+    clean.write_text("import sys\nsys.stdin.readline()\n")
+    quiet = host.connect_process([sys.executable, str(clean)], agent_id="agent_q")
+    while quiet._state != "closed":  # until its reader has reported the exit
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    assert quiet.status == "exited" and quiet.returncode == 0
+    assert [(a["agent_id"], a["problem"]) for a in widget.agents][1] == ("agent_q", None)
+    quiet.close()
+    assert widget.agents[1]["status"] == "closed"
