@@ -63,6 +63,7 @@ from .protocol._validate import (
 )
 
 if TYPE_CHECKING:
+    import ssl
     from collections.abc import Mapping, Sequence
 
     from ._agent import Agent
@@ -753,12 +754,21 @@ class Host:
         return self._keep(ProcessAgent(self, argv, cwd=cwd, env=env, agent_id=agent_id))
 
     def connect_websocket(
-        self, url: str, *, agent_id: str | None = None, headers: Mapping[str, str] | None = None
+        self,
+        url: str,
+        *,
+        agent_id: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> WebSocketAgent:
-        """Connect to an agent serving WebSocket at ``url``; reconnects when dropped (H42)."""
+        """Connect to an agent serving WebSocket at ``url``; reconnects when dropped (H42).
+        A ``wss://`` URL is checked against the system's certificate authorities, or against
+        ``ssl_context`` (an agent with a self-signed or private certificate)."""
         from ._websocket import WebSocketAgent
 
-        return self._keep(WebSocketAgent(self, url, agent_id=agent_id, headers=headers))
+        return self._keep(
+            WebSocketAgent(self, url, agent_id=agent_id, headers=headers, ssl_context=ssl_context)
+        )
 
     def listen_websocket(self, port: int = 0, *, token: str | None = None) -> WebSocketListener:
         """Let agents connect on 127.0.0.1:``port`` with ``token`` (made up if None) (H43)."""

@@ -279,6 +279,7 @@ class RemoteAgent:
         with self.host._lock:  # nothing else is sent to this agent in between
             self._link = link
             self._state = "connected"
+            self.problem = None  # whatever went wrong before this connection is over
             self.host._connection_changed()
             # Unbound, the agent is not known yet: the inventory goes to every agent (the
             # same revision for everyone), this one included (H41).

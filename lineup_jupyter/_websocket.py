@@ -23,6 +23,7 @@ import hmac
 import http
 import logging
 import secrets
+import ssl
 import threading
 from collections.abc import Mapping
 from functools import partial
@@ -77,13 +78,17 @@ class WebSocketAgent(RemoteAgent):
         *,
         agent_id: str | None = None,
         headers: Mapping[str, str] | None = None,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         try:
-            parse_uri(url)
+            secure = parse_uri(url).secure
         except (InvalidURI, TypeError, ValueError):
             raise UsageError(
                 f"[lineup] {url!r} is not a WebSocket URL (ws://host:port/path or wss://...)"
             ) from None
+        if ssl_context is not None and not secure:
+            raise UsageError(f"[lineup] ssl_context is for wss:// URLs; {url!r} is not TLS")
+        self._ssl = ssl_context
         super().__init__(host, agent_id=agent_id, describe=f"WebSocket {_without_query(url)}")
         self.url = url
         self.connections = 0
@@ -113,6 +118,7 @@ class WebSocketAgent(RemoteAgent):
             try:
                 ws = connect(
                     self.url,
+                    ssl=self._ssl,  # None: the default context for wss://, nothing for ws://
                     additional_headers=self._headers,
                     max_size=self.host.limits.max_message_bytes,
                     open_timeout=OPEN_TIMEOUT,
@@ -120,6 +126,8 @@ class WebSocketAgent(RemoteAgent):
                 )
             except (OSError, WebSocketException) as exc:
                 if not failing:  # once per outage, not once per attempt
+                    self.problem = f"cannot connect ({exc}); trying again"
+                    self.host._connection_changed()
                     logger.warning(
                         "[lineup] %s: cannot connect (%s); trying again, less and less often, "
                         "until it answers or close() is called",

@@ -528,3 +528,80 @@ def test_the_plain_json_example(user: ScriptedUser) -> None:
     user.expect("component.show", kind="markdown")
     user.wait_for(lambda: plain.status == "exited", "the agent to exit")
     assert plain.returncode == 0 and user.refused() == []
+
+
+def self_signed(tmp_path: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 signed by its own key: a private agent's wss:// server."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "lineup test agent")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = tmp_path / "agent.crt", tmp_path / "agent.key"
+    cert_file.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert_file, key_file
+
+
+def test_wss_with_a_private_certificate_needs_the_ssl_context_that_trusts_it(
+    user: ScriptedUser, tmp_path: Path
+) -> None:
+    """H42 over TLS: the agent's self-signed certificate is refused by default (its line in
+    the view says why), and accepted with an ssl_context that trusts it."""
+    import ssl
+
+    cert_file, key_file = self_signed(tmp_path)
+    server_context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server_context.load_cert_chain(cert_file, key_file)
+    heard: queue.Queue[dict[str, Any]] = queue.Queue()
+
+    def handle(ws: ServerConnection) -> None:
+        for message in ws:
+            heard.put(json.loads(message))
+
+    server = serve(handle, "127.0.0.1", 0, ssl=server_context)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"wss://127.0.0.1:{server.socket.getsockname()[1]}/agent"
+    try:
+        untrusted = user.connect_websocket(url, agent_id="agent_tls")
+        user.wait_for(lambda: untrusted.problem is not None, "the refused certificate")
+        assert "CERTIFICATE_VERIFY_FAILED" in str(untrusted.problem)
+        assert untrusted.status == "connecting" and heard.empty()
+        untrusted.close()
+
+        trusting = ssl.create_default_context(cafile=str(cert_file))
+        trusted = user.connect_websocket(url, agent_id="agent_tls", ssl_context=trusting)
+        assert heard.get(timeout=GUARD)["type"] == "lineup.v1.client.inventory"  # C1
+        user.wait_for(lambda: trusted.status == "connected", "the TLS connection")
+        assert trusted.problem is None
+        with pytest.raises(UsageError, match="ssl_context is for wss"):
+            user.connect_websocket(url.replace("wss:", "ws:"), ssl_context=trusting)
+    finally:
+        server.shutdown()
