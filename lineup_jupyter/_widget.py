@@ -17,6 +17,7 @@ import dataclasses
 import io
 import logging
 import pathlib
+import threading
 from typing import TYPE_CHECKING, Any
 
 import anywidget
@@ -295,6 +296,8 @@ class InspectorWidget(anywidget.AnyWidget):
         self._summary = inspector.Summary(host.history.size)  # of the records sent
         self._flush: asyncio.TimerHandle | None = None
         self._flushed = 0.0
+        self._host_thread = HostThread()  # where the kernel's loop runs, if it does
+        self._sending = threading.Lock()
         host.history.watch(self._on_record)
         self.on_msg(self._on_message)
 
@@ -313,11 +316,18 @@ class InspectorWidget(anywidget.AnyWidget):
         return shown, summary
 
     def _on_record(self, _record: Record) -> None:
+        loop = self._host_thread.loop_to_use()
+        if loop is not None:  # added on another thread: the kernel's thread sends it
+            loop.call_soon_threadsafe(self._schedule)
+        else:
+            self._schedule()
+
+    def _schedule(self) -> None:
         if self._flush is not None:
             return
         try:
             loop = asyncio.get_running_loop()
-        except RuntimeError:  # no event loop here (a script, a test, an agent's thread)
+        except RuntimeError:  # no event loop at all (a script, a test): send now
             self._send_new()
             return
         wait = self._flushed + INSPECTOR_INTERVAL - loop.time()
@@ -329,39 +339,41 @@ class InspectorWidget(anywidget.AnyWidget):
             self._flush = None
         with contextlib.suppress(RuntimeError):
             self._flushed = asyncio.get_running_loop().time()
-        history = self._host.history
-        new = [r for r in history if r.seq > self._sent_seq]
-        if not new:
-            return
-        after, self._sent_seq = self._sent_seq, new[-1].seq
-        records, summary = self._summarized(new)
-        self.send(
-            {
-                "kind": "records",
-                "after": after,
-                "records": records,
-                "dropped": history.dropped,
-                "summary": summary,
-            }
-        )
+        with self._sending:  # without a loop, records may come on several threads at once
+            history = self._host.history
+            new = [r for r in history if r.seq > self._sent_seq]
+            if not new:
+                return
+            after, self._sent_seq = self._sent_seq, new[-1].seq
+            records, summary = self._summarized(new)
+            self.send(
+                {
+                    "kind": "records",
+                    "after": after,
+                    "records": records,
+                    "dropped": history.dropped,
+                    "summary": summary,
+                }
+            )
 
     def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
         kind = content.get("kind") if isinstance(content, dict) else None
         history = self._host.history
         if kind == "sync":  # a view starts (again): everything the history still has
-            everything = list(history)
-            self._sent_seq = everything[-1].seq if everything else 0
-            self._summary = inspector.Summary(history.size)
-            records, summary = self._summarized(everything)
-            self.send(
-                {
-                    "kind": "reset",
-                    "records": records,
-                    "size": history.size,
-                    "dropped": history.dropped,
-                    "summary": summary,
-                }
-            )
+            with self._sending:
+                everything = list(history)
+                self._sent_seq = everything[-1].seq if everything else 0
+                self._summary = inspector.Summary(history.size)
+                records, summary = self._summarized(everything)
+                self.send(
+                    {
+                        "kind": "reset",
+                        "records": records,
+                        "size": history.size,
+                        "dropped": history.dropped,
+                        "summary": summary,
+                    }
+                )
         elif kind == "states" and isinstance(content.get("instance_id"), str):
             instance_id = content["instance_id"]
             states = self._host.state_history(instance_id)

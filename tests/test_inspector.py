@@ -310,3 +310,37 @@ def test_the_inspector_costs_nothing_until_it_is_displayed() -> None:
         "assert host.history._watchers\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_records_added_on_another_thread_are_sent_from_the_kernels_loop(tmp_path: Path) -> None:
+    """An agent's reader thread adds a record: the view hears of it from the loop's thread
+    (a widget's comm is not for other threads), paced, and numbered after the last."""
+    import asyncio
+    import threading
+
+    async def cell() -> None:
+        host = Host(conversation_id="conv_01", data_dir=tmp_path)
+        widget = host.inspector  # made on the loop, as in a notebook cell
+        senders: list[int] = []
+        sent: list[dict[str, Any]] = []
+
+        def send(content: dict[str, Any], buffers: Any = None) -> None:
+            senders.append(threading.get_ident())
+            sent.append(content)
+
+        widget.send = send  # type: ignore[method-assign]
+        host.connect_agent(AGENT)  # its inventory: a record before the sync
+        widget._on_message(widget, {"kind": "sync"}, [])
+        worker = threading.Thread(target=lambda: host.receive(b"not json"))
+        worker.start()
+        worker.join()
+        for _ in range(200):
+            if len(sent) > 1:
+                break
+            await asyncio.sleep(0.01)
+        assert sent[-1]["kind"] == "records" and sent[-1]["after"] == sent[0]["records"][-1]["seq"]
+        assert [r["kind"] for r in sent[-1]["records"]] == ["refused", "envelope"]
+        assert set(senders) == {threading.get_ident()}  # never the worker's thread
+        host.close()
+
+    asyncio.run(cell())
