@@ -553,7 +553,7 @@ def check_specific(s: Session, bundle_id: str, report: dict[str, Any]) -> None:
 
 
 # Debian's Chromium 156: the memory bomb crashed the whole notebook page in 2 runs of 2 on
-# 2026-12-02 (a loaded machine) and was contained in 5 of 5 on 2026-12-03. Not strict: it
+# 2026-12-02 (a loaded machine) and was contained in 7 of 7 on 2026-12-03. Not strict: it
 # passes when contained. Residual risk in docs/security.md until the host can contain it.
 _BOMB_CRASHES_THE_PAGE = pytest.mark.xfail(
     reason="residual risk (docs/security.md): Chromium 156 may crash the notebook page when a "
