@@ -60,34 +60,42 @@ class Record(NamedTuple):
     @property
     def type(self) -> str | None:
         """The envelope's type; for a refusal of something that had none, the refused type."""
-        kind = self.envelope.get("type")
-        if isinstance(kind, str):
-            return kind
-        refused = (self.error or {}).get("refused_type")
-        return refused if isinstance(refused, str) else None
+        return _type_of(self.envelope, self.error)
 
     @property
     def instance_id(self) -> str | None:
         """The surface instance it is about, if any (a refusal reported by a surface too)."""
-        envelope = self.envelope
-        payload = envelope.get("payload")
-        found = payload.get("instance_id") if isinstance(payload, dict) else None
-        if found is None:
-            found = envelope.get("instance_id")  # what the host keeps of a surface's message
-        return found if isinstance(found, str) else None
+        return _instance_of(self.envelope)
 
     def to_json(self) -> dict[str, Any]:
         """The record as one line of an export (History.export) or a row of the inspector."""
+        envelope = self.envelope  # parsed once: a record may be kept as text
         return {
             "seq": self.seq,
             "time": self.time,
             "direction": self.direction,
             "kind": self.kind,
-            "type": self.type,
-            "instance_id": self.instance_id,
-            "envelope": self.envelope,
+            "type": _type_of(envelope, self.error),
+            "instance_id": _instance_of(envelope),
+            "envelope": envelope,
             "error": self.error,
         }
+
+
+def _type_of(envelope: dict[str, Any], error: dict[str, Any] | None) -> str | None:
+    kind = envelope.get("type")
+    if isinstance(kind, str):
+        return kind
+    refused = (error or {}).get("refused_type")
+    return refused if isinstance(refused, str) else None
+
+
+def _instance_of(envelope: dict[str, Any]) -> str | None:
+    payload = envelope.get("payload")
+    found = payload.get("instance_id") if isinstance(payload, dict) else None
+    if found is None:
+        found = envelope.get("instance_id")  # what the host keeps of a surface's message
+    return found if isinstance(found, str) else None
 
 
 # Records, changes and instances are NamedTuples or slotted classes rather than frozen
@@ -134,14 +142,18 @@ class History:
         kind: str | None = None,
     ) -> list[Record]:
         """The records that match every filter given, oldest first."""
-        return [
-            record
-            for record in self
-            if (type is None or record.type == type)
-            and (instance_id is None or record.instance_id == instance_id)
-            and (direction is None or record.direction == direction)
-            and (kind is None or record.kind == kind)
-        ]
+        found = []
+        for record in self:
+            if (direction is not None and record.direction != direction) or (
+                kind is not None and record.kind != kind
+            ):
+                continue  # decided without parsing the message
+            envelope = record.envelope
+            if (type is None or _type_of(envelope, record.error) == type) and (
+                instance_id is None or _instance_of(envelope) == instance_id
+            ):
+                found.append(record)
+        return found
 
     def export(self, target: str | os.PathLike[str] | TextIO) -> int:
         """Write every record as JSON lines (``Record.to_json``), oldest first, to a path or

@@ -169,7 +169,7 @@ def summarize(records: Iterable[Record], limit: int = 1000) -> Summary:
 def surfaces(registry: Surfaces) -> list[dict[str, Any]]:
     """Each instance the host remembers states of, open ones first, with its last revision."""
     rows = []
-    for instance_id, states in registry._states.items():
+    for instance_id, revision, kept in registry.remembered():
         current = registry.get(instance_id)
         rows.append(
             {
@@ -177,8 +177,8 @@ def surfaces(registry: Surfaces) -> list[dict[str, Any]]:
                 "open": current is not None,
                 "app": current.app.id if current is not None else None,
                 "owner": current.owner if current is not None else None,
-                "revision": states[-1].revision,
-                "revisions": len(states),
+                "revision": revision,
+                "revisions": kept,
             }
         )
     rows.sort(key=lambda row: not row["open"])  # stable: in order of first open otherwise

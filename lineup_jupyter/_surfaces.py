@@ -135,6 +135,11 @@ class Surfaces(Mapping[str, SurfaceInstance]):
             for r in self._states.get(instance_id, ())
         ]
 
+    def remembered(self) -> list[tuple[str, int, int]]:
+        """``(instance_id, last revision, states kept)`` of each instance with a state
+        history, in order of first open (the inspector's list of surfaces)."""
+        return [(key, states[-1].revision, len(states)) for key, states in self._states.items()]
+
     def _remember(self, instance: SurfaceInstance) -> None:
         if not self._state_history:
             return
