@@ -75,7 +75,6 @@ __all__ = ["Host"]
 
 logger = logging.getLogger("lineup_jupyter")
 HandlerT = TypeVar("HandlerT", bound=Callable[..., Any])  # what @host.capability returns
-ConnectionT = TypeVar("ConnectionT", bound="RemoteAgent | WebSocketListener")
 
 _RECENT_IDS = 4096  # H9: how many (sender, id) pairs are remembered to refuse repeats
 _RAW_SHOWN = 1000  # characters of an unparseable message kept in the history
@@ -130,8 +129,10 @@ class Host:
         self._seen_order: deque[tuple[str, str]] = deque()
         self._widget: Any = None
         self._inspector: Any = None
-        self._connections: list[RemoteAgent | WebSocketListener] = []  # closed by close()
-        self._remote_agents: list[RemoteAgent] = []  # every agent outside the kernel, shown
+        # Every agent outside the kernel (shown in the view, closed by close()), and the
+        # listeners this host opened.
+        self._remote_agents: list[RemoteAgent] = []
+        self._listeners: list[WebSocketListener] = []
         self._connection_watchers: Watchers[[]] = Watchers("connection")
         self._view_config = {
             "min_height": min_height,
@@ -751,7 +752,7 @@ class Host:
         """
         from ._stdio import ProcessAgent
 
-        return self._keep(ProcessAgent(self, argv, cwd=cwd, env=env, agent_id=agent_id))
+        return ProcessAgent(self, argv, cwd=cwd, env=env, agent_id=agent_id)
 
     def connect_websocket(
         self,
@@ -766,15 +767,17 @@ class Host:
         ``ssl_context`` (an agent with a self-signed or private certificate)."""
         from ._websocket import WebSocketAgent
 
-        return self._keep(
-            WebSocketAgent(self, url, agent_id=agent_id, headers=headers, ssl_context=ssl_context)
+        return WebSocketAgent(
+            self, url, agent_id=agent_id, headers=headers, ssl_context=ssl_context
         )
 
     def listen_websocket(self, port: int = 0, *, token: str | None = None) -> WebSocketListener:
         """Let agents connect on 127.0.0.1:``port`` with ``token`` (made up if None) (H43)."""
         from ._websocket import WebSocketListener
 
-        return self._keep(WebSocketListener(self, port, token=token))
+        listener = WebSocketListener(self, port, token=token)
+        self._listeners.append(listener)
+        return listener
 
     @property
     def remote_agents(self) -> list[RemoteAgent]:
@@ -798,17 +801,17 @@ class Host:
         if self._connection_watchers:
             self._connection_watchers.notify()
 
-    def _keep(self, connection: ConnectionT) -> ConnectionT:
-        self._connections.append(connection)
-        return connection
-
     def close(self) -> None:
         """Close every agent process, WebSocket and listener this host started, and its
         audit and app registry files. Closing twice does nothing; a closed host is not used
         again. (A kernel that exits ends its agent processes anyway.)"""
-        connections, self._connections = self._connections, []
-        for connection in reversed(connections):  # listeners close their own agents
-            connection.close()
+        with self._lock:
+            agents, self._remote_agents = self._remote_agents, []
+            listeners, self._listeners = self._listeners, []
+        for agent in agents:  # an ended agent's close does nothing more
+            agent.close()
+        for listener in listeners:
+            listener.close()
         self.audit.close()
         self.apps.close()
 

@@ -70,6 +70,17 @@ class HostThread:
             return None
         return loop
 
+    def call(self, work: Callable[[], None]) -> None:
+        """Run ``work`` where the host may be used: now, or soon on its loop."""
+        loop = self.loop_to_use()
+        if loop is None:
+            work()
+            return
+        try:
+            loop.call_soon_threadsafe(work)
+        except RuntimeError:  # the loop closed since we looked: nobody else will run it
+            work()
+
 
 class Link:
     """One live connection's sending side: a bounded queue and the thread that writes it."""

@@ -95,7 +95,7 @@ class HostWidget(anywidget.AnyWidget):
         host.watch_components(self._on_component_change)
         # Connections change on transport threads; the trait is set on the kernel's thread.
         self._host_thread = HostThread()
-        self.agents = self._agent_views()
+        self._refresh_agents()
         host.watch_connections(self._on_connection_change)
         self.on_msg(self._on_message)
         # Consent cards (js/prompts.js): every change of the waiting calls goes to every view
@@ -145,18 +145,11 @@ class HostWidget(anywidget.AnyWidget):
                 }
             )
 
-    def _agent_views(self) -> list[dict[str, Any]]:
-        return [agent.view() for agent in self._host.remote_agents]
-
     def _on_connection_change(self) -> None:
-        loop = self._host_thread.loop_to_use()
-        if loop is None:
-            self.agents = self._agent_views()
-        else:
-            loop.call_soon_threadsafe(self._refresh_agents)
+        self._host_thread.call(self._refresh_agents)
 
     def _refresh_agents(self) -> None:
-        self.agents = self._agent_views()
+        self.agents = [agent.view() for agent in self._host.remote_agents]
 
     def _component_views(self) -> list[dict[str, Any]]:
         return [component.to_view() for component in self._host.components.values()]
@@ -316,11 +309,7 @@ class InspectorWidget(anywidget.AnyWidget):
         return shown, summary
 
     def _on_record(self, _record: Record) -> None:
-        loop = self._host_thread.loop_to_use()
-        if loop is not None:  # added on another thread: the kernel's thread sends it
-            loop.call_soon_threadsafe(self._schedule)
-        else:
-            self._schedule()
+        self._host_thread.call(self._schedule)  # added on another thread: sent from the kernel's
 
     def _schedule(self) -> None:
         if self._flush is not None:

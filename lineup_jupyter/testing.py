@@ -249,7 +249,7 @@ class ScriptedUser:
         lines = [f"[lineup] expected {wanted} within {wait} s; it did not come."]
         lines.append(f"What {who} (oldest first, {len(came)} in all):")
         lines += [f"  {line}" for line in came[-_SHOWN:]] or ["  nothing"]
-        for agent in self.host._connections:  # the processes and sockets it started
+        for agent in self.host.remote_agents:
             lines.append(f"{agent!r}")
             if isinstance(agent, _stdio.ProcessAgent) and agent.stderr_tail.strip():
                 tail = agent.stderr_tail.strip().splitlines()[-10:]
