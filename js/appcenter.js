@@ -8,7 +8,7 @@
 // View ->:     {kind: "enable" | "disable" | "rollback", app_id} | {kind: "verify"} |
 //              {kind: "refresh"}
 
-import { element } from "./dom.js";
+import { button, element } from "./dom.js";
 import { trustText } from "./trust.js";
 
 /**
@@ -43,11 +43,9 @@ function render({ model, el, signal }) {
   const root = element("div", "lineup-apps");
   const bar = element("div", "lineup-apps-bar");
   const trust = element("span", "lineup-apps-trust");
-  const verify = /** @type {HTMLButtonElement} */ (element("button", "lineup-apps-verify", "Verify all"));
-  verify.type = "button";
+  const verify = button("lineup-apps-verify", "Verify all");
   verify.title = "Re-hash every cached bundle of every installed version";
-  const refresh = /** @type {HTMLButtonElement} */ (element("button", "lineup-apps-refresh", "Refresh"));
-  refresh.type = "button";
+  const refresh = button("lineup-apps-refresh", "Refresh");
   refresh.title = "Read the registry again (another kernel or the CLI may have changed it)";
   const notice = element("div", "lineup-apps-notice");
   notice.setAttribute("role", "alert");
@@ -70,12 +68,11 @@ function render({ model, el, signal }) {
 
   /** @param {string} label @param {string} kind @param {AppRow} app @param {string} title */
   const action = (label, kind, app, title) => {
-    const button = /** @type {HTMLButtonElement} */ (element("button", `lineup-apps-${kind}`, label));
-    button.type = "button";
-    button.title = title;
-    button.setAttribute("aria-label", `${label} ${app.name}`);
-    button.addEventListener("click", () => send({ kind, app_id: app.id }));
-    return button;
+    const node = button(`lineup-apps-${kind}`, label);
+    node.title = title;
+    node.setAttribute("aria-label", `${label} ${app.name}`);
+    node.addEventListener("click", () => send({ kind, app_id: app.id }));
+    return node;
   };
 
   const draw = () => {

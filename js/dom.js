@@ -12,3 +12,15 @@ export function element(tag, className, text) {
   if (text !== undefined) node.textContent = text;
   return node;
 }
+
+/**
+ * A button of the host's chrome: `type="button"`, so it never submits anything.
+ * @param {string} className
+ * @param {string} text
+ * @returns {HTMLButtonElement}
+ */
+export function button(className, text) {
+  const node = /** @type {HTMLButtonElement} */ (element("button", className, text));
+  node.type = "button";
+  return node;
+}

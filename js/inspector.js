@@ -11,7 +11,7 @@
 //            {kind: "export", filename, count} with the JSON lines as buffers[0]
 // summary:   {calls: [...], inventories: [...], surfaces: [...]} (lineup_jupyter/_inspector.py)
 
-import { element } from "./dom.js";
+import { button, element } from "./dom.js";
 import { RecordLog, arrow, clock, matches, problem } from "./inspector_model.js";
 
 /**
@@ -87,8 +87,7 @@ function render({ model, el, signal }) {
   /** @type {Record<string, HTMLButtonElement>} */
   const tabs = {};
   for (const name of TABS) {
-    const tab = /** @type {HTMLButtonElement} */ (element("button", "lineup-inspector-tab", name));
-    tab.type = "button";
+    const tab = button("lineup-inspector-tab", name);
     tab.setAttribute("role", "tab");
     tab.addEventListener("click", () => show(name));
     tabs[name] = tab;
@@ -102,8 +101,7 @@ function render({ model, el, signal }) {
   const problemsOnly = /** @type {HTMLInputElement} */ (element("input", "lineup-inspector-problems"));
   problemsOnly.type = "checkbox";
   problemsLabel.prepend(problemsOnly);
-  const exportButton = /** @type {HTMLButtonElement} */ (element("button", "lineup-inspector-export", "Export JSON lines"));
-  exportButton.type = "button";
+  const exportButton = button("lineup-inspector-export", "Export JSON lines");
   exportButton.title = "Download every record the kernel keeps, whole, one JSON object a line";
   const count = element("span", "lineup-inspector-count");
   count.setAttribute("aria-live", "polite");
@@ -213,14 +211,13 @@ function render({ model, el, signal }) {
       const row = tableRow([surface.instance_id, surface.open ? `open (${surface.app})` : "closed",
         String(surface.revision), String(surface.revisions)]);
       const cell = element("td", "");
-      const button = /** @type {HTMLButtonElement} */ (element("button", "lineup-inspector-states", "States"));
-      button.type = "button";
-      button.setAttribute("aria-label", `States of ${surface.instance_id}`);
-      button.addEventListener("click", () => {
+      const show = button("lineup-inspector-states", "States");
+      show.setAttribute("aria-label", `States of ${surface.instance_id}`);
+      show.addEventListener("click", () => {
         openSurface = surface.instance_id;
         send({ kind: "states", instance_id: surface.instance_id });
       });
-      cell.append(button);
+      cell.append(show);
       row.append(cell);
       return row;
     });
@@ -303,10 +300,9 @@ function render({ model, el, signal }) {
     }
   };
 
-  const redrawMessages = () => drawMessages();
-  typeFilter.addEventListener("change", redrawMessages);
-  instanceFilter.addEventListener("change", redrawMessages);
-  problemsOnly.addEventListener("change", redrawMessages);
+  for (const control of [typeFilter, instanceFilter, problemsOnly]) {
+    control.addEventListener("change", drawMessages);
+  }
   exportButton.addEventListener("click", () => send({ kind: "export" }));
   model.on("msg:custom", onCustom);
   draw();

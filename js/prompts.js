@@ -10,7 +10,7 @@
 // run inside the Allow click's own handler, before anything is awaited (H21); what the browser
 // did goes to the kernel as `outcome`, which the kernel checks.
 
-import { element } from "./dom.js";
+import { button, element } from "./dom.js";
 
 /**
  * @typedef {{ action?: string, max_content_bytes?: number }} BrowserOptions
@@ -168,7 +168,7 @@ export function mountPrompts({ model, root, send, signal }) {
    */
   function decide(entry, decision, outcome) {
     entry.busy = true;
-    for (const button of entry.buttons) button.disabled = true;
+    for (const control of entry.buttons) control.disabled = true;
     entry.note.textContent = "Sent; waiting for the kernel…";
     send({
       kind: "consent_decide",
@@ -232,11 +232,10 @@ export function mountPrompts({ model, root, send, signal }) {
       card.append(label);
     }
     const actions = element("div", "lineup-prompt-actions");
-    const allow = /** @type {HTMLButtonElement} */ (element("button", "lineup-allow", "Allow"));
-    const deny = /** @type {HTMLButtonElement} */ (element("button", "lineup-deny", "Deny"));
-    const dismiss = /** @type {HTMLButtonElement} */ (element("button", "lineup-dismiss", "Close"));
+    const allow = button("lineup-allow", "Allow");
+    const deny = button("lineup-deny", "Deny");
+    const dismiss = button("lineup-dismiss", "Close");
     dismiss.title = "Close this request without deciding (the agent hears: cancelled)";
-    for (const button of [allow, deny, dismiss]) button.type = "button";
     actions.append(allow, deny, dismiss);
     card.append(actions, note);
 
@@ -261,7 +260,7 @@ export function mountPrompts({ model, root, send, signal }) {
       // Synchronously, in this click: the browser needs the user's activation (H21).
       const running = runInBrowser(spec, root);
       entry.busy = true;
-      for (const button of entry.buttons) button.disabled = true;
+      for (const control of entry.buttons) control.disabled = true;
       note.textContent = "Running in the browser…";
       running.then((outcome) => decide(entry, "cancelled" in outcome ? "cancel" : "allow", outcome));
     });
@@ -305,15 +304,14 @@ export function mountPrompts({ model, root, send, signal }) {
     const refused = state.refused ? cards.get(state.refused.call_id) : undefined;
     if (refused && state.refused) {
       refused.busy = false;
-      for (const button of refused.buttons) button.disabled = false;
+      for (const control of refused.buttons) control.disabled = false;
       refused.note.textContent = state.refused.message;
     }
     count.textContent = pending.length > 1 ? `${pending.length} requests are waiting for you` : "";
     grants.replaceChildren();
     for (const name of Array.isArray(state.remembered) ? state.remembered : []) {
       const line = element("div", "lineup-consent-grant");
-      const revoke = /** @type {HTMLButtonElement} */ (element("button", "lineup-revoke", "Revoke"));
-      revoke.type = "button";
+      const revoke = button("lineup-revoke", "Revoke");
       revoke.setAttribute("aria-label", `Revoke the remembered permission for ${name}`);
       revoke.addEventListener("click", () => send({ kind: "consent_revoke", capability: name }));
       line.append("Allowed for this session: ", element("code", "", name), " ", revoke);

@@ -13,7 +13,7 @@
 
 import { AGENTS_STYLE, mountAgents } from "./agents.js";
 import { COMPONENT_STYLE, mountComponents } from "./components.js";
-import { element } from "./dom.js";
+import { button, element } from "./dom.js";
 import { SANDBOX, shellDocument, surfaceDocument } from "./frames.js";
 import { mountPrompts } from "./prompts.js";
 import { SURFACE_NAMESPACE } from "./protocol.generated.js";
@@ -178,8 +178,7 @@ function render({ model, el, signal }) {
     const header = element("div", "lineup-header");
     const title = element("span", "lineup-title", spec.app.name || spec.app.id);
     title.title = `${spec.app.id} ${spec.app.version ?? ""} · ${spec.instance_id}`;
-    const close = /** @type {HTMLButtonElement} */ (element("button", "lineup-close", "×"));
-    close.type = "button";
+    const close = button("lineup-close", "×");
     close.title = "Close this surface";
     close.setAttribute("aria-label", `Close ${spec.app.name || spec.app.id}`);
     close.addEventListener("click", () => {
@@ -290,8 +289,7 @@ function render({ model, el, signal }) {
     const notice = element("div", "lineup-stalled");
     notice.setAttribute("role", "alert");
     notice.append(`This surface has not answered for ${Math.round(config.stall_ms / 1000)} s. `);
-    const stop = /** @type {HTMLButtonElement} */ (element("button", "lineup-stop", "Stop it"));
-    stop.type = "button";
+    const stop = button("lineup-stop", "Stop it");
     stop.addEventListener("click", () => {
       // Frames that share a stuck renderer process stay stuck until every one of them is
       // gone (measured). So all silent frames go; the others come back as fresh frames with
