@@ -122,7 +122,7 @@ EXPECTED: dict[str, list[str]] = {
         "unsigned                 refused [H37 untrusted_bundle] $.payload.app\n",
         "refused [H37 untrusted_bundle] $.payload.app.signature.key_id",
         "refused [H37 untrusted_bundle] $.payload.app.signature.value",
-        "<p>&lt;script&gt;alert(1)&lt;/script&gt;</p>",  # S6, H15: Markdown sanitized
+        "-> &lt;script&gt;alert(1)&lt;/script&gt;\n",  # S6, H15: raw HTML shown as text
         "script elements: 0",
         "event handler attributes: 0",
         "link targets: ['https://example.org', 'https://tracker.example/p.png']",
