@@ -76,6 +76,8 @@ class HostWidget(anywidget.AnyWidget):
     components = traitlets.List(trait=traitlets.Dict()).tag(sync=True)
     # Agents outside the kernel and how they are (H42): a crash shows here, not only in a log.
     agents = traitlets.List(trait=traitlets.Dict()).tag(sync=True)
+    # What the user's own handlers raised, newest last (_problems.py): shown with the traceback.
+    problems = traitlets.List(trait=traitlets.Dict()).tag(sync=True)
     config = traitlets.Dict().tag(sync=True)
 
     def __init__(self, host: Host, **config: Any) -> None:
@@ -97,6 +99,8 @@ class HostWidget(anywidget.AnyWidget):
         self._host_thread = HostThread()
         self._refresh_agents()
         host.watch_connections(self._on_connection_change)
+        self._refresh_problems()
+        host.problems.watch(lambda: self._host_thread.call(self._refresh_problems))
         self.on_msg(self._on_message)
         # Consent cards (js/prompts.js): every change of the waiting calls goes to every view
         # as a message, never a synced trait (_consent.py says why).
@@ -150,6 +154,10 @@ class HostWidget(anywidget.AnyWidget):
 
     def _refresh_agents(self) -> None:
         self.agents = [agent.view() for agent in self._host.remote_agents]
+
+    def _refresh_problems(self) -> None:
+        # Bounded: the host keeps the newest few (PROBLEMS_KEPT), each traceback cut.
+        self.problems = [problem.to_view() for problem in self._host.problems]
 
     def _component_views(self) -> list[dict[str, Any]]:
         return [component.to_view() for component in self._host.components.values()]
@@ -208,6 +216,8 @@ class HostWidget(anywidget.AnyWidget):
                         "message": error.message,
                     }
                 )
+        elif kind == "clear_problems":
+            self._host.problems.clear()
         elif kind in ("consent_sync", "consent_decide", "consent_revoke"):
             self._host._broker.views.message(content)
         else:  # only a bug of ours (or a hand-made comm message) gets here
