@@ -24,6 +24,7 @@ import anywidget
 import traitlets
 
 from . import _inspector as inspector
+from . import _static as static
 from ._bus import Record
 from ._components import ComponentChange
 from ._errors import UsageError
@@ -67,6 +68,18 @@ def _spec(instance: SurfaceInstance) -> dict[str, Any]:
     }
 
 
+def _with_static(bundle: Any, text: str, html: str) -> Any:
+    """The widget's MIME bundle plus a static view for where no widget can be drawn
+    (_static.py): a saved notebook on GitHub, nbviewer, nbconvert, an untrusted notebook."""
+    static = {"text/plain": text, "text/html": html}
+    if isinstance(bundle, tuple):  # anywidget: (data, metadata)
+        data, metadata = bundle
+        return {**data, **static}, metadata
+    if isinstance(bundle, dict):
+        return {**bundle, **static}
+    return bundle
+
+
 class HostWidget(anywidget.AnyWidget):
     """What ``display(host)`` shows. Made by the host; one per host, any number of views."""
 
@@ -106,6 +119,9 @@ class HostWidget(anywidget.AnyWidget):
         # as a message, never a synced trait (_consent.py says why).
         consent = host._broker.views
         consent.watch(lambda: self.send({"kind": "consent", **consent.state()}))
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return _with_static(super()._repr_mimebundle_(**kwargs), *static.host_static(self._host))
 
     # ---- kernel -> browser ---------------------------------------------------------
 
@@ -256,6 +272,9 @@ class AppCenterWidget(anywidget.AnyWidget):
     def _refresh(self) -> None:
         self.apps = [dataclasses.asdict(info) for info in self._center.list()]
 
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return _with_static(super()._repr_mimebundle_(**kwargs), *static.apps_static(self._center))
+
     def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
         kind = content.get("kind") if isinstance(content, dict) else None
         app_id = content.get("app_id") if isinstance(content, dict) else None
@@ -303,6 +322,11 @@ class InspectorWidget(anywidget.AnyWidget):
         self._sending = threading.Lock()
         host.history.watch(self._on_record)
         self.on_msg(self._on_message)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return _with_static(
+            super()._repr_mimebundle_(**kwargs), *static.inspector_static(self._host)
+        )
 
     def _summarized(self, records: list[Record]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """Each record as a view gets it, and the summary with them added: one parse each."""
