@@ -326,6 +326,9 @@ class Agent:
             else:
                 self._questions[component_id] = asked
             raise
+        question.on_first_await = lambda: _point_to(
+            "question", component_id, f"{kind} {fields.get('prompt', '')!r}"[:200], question
+        )
         return question
 
     def call(
@@ -367,6 +370,10 @@ class Agent:
             if waiting is None and self._calls.get(call_id) is handle:
                 del self._calls[call_id]
             raise
+        if waiting is None:
+            handle.on_first_await = lambda: _point_to(
+                "call", call_id, f"{capability} ({reason!r})"[:200], handle
+            )
         return handle
 
     # ---- receiving ---------------------------------------------------------------
@@ -532,3 +539,10 @@ def _replace(registry: list[Any], where: tuple[Any, ...], handler: Callable[...,
 
 def _name(handler: Callable[..., Any]) -> str:
     return f"{getattr(handler, '__qualname__', type(handler).__name__)}()"
+
+
+def _point_to(kind: str, target: str, label: str, outcome: Pending[Any]) -> None:
+    """The awaiting cell shows where the user answers (a display hook: imports the view)."""
+    from ._widget import point_to
+
+    point_to(kind, target, label, outcome)

@@ -18,6 +18,7 @@ import io
 import logging
 import pathlib
 import threading
+from html import escape
 from typing import TYPE_CHECKING, Any
 
 import anywidget
@@ -28,6 +29,7 @@ from . import _static as static
 from ._bus import Record
 from ._components import ComponentChange
 from ._errors import UsageError
+from ._pending import Pending
 from ._remote import HostThread
 from ._surfaces import SurfaceChange, SurfaceInstance
 
@@ -35,7 +37,7 @@ if TYPE_CHECKING:
     from ._apps import AppCenter
     from ._host import Host
 
-__all__ = ["AppCenterWidget", "HostWidget", "InspectorWidget"]
+__all__ = ["AppCenterWidget", "HostWidget", "InspectorWidget", "WaitingWidget", "point_to"]
 
 logger = logging.getLogger("lineup_jupyter")
 
@@ -45,6 +47,7 @@ STATIC = pathlib.Path(__file__).parent / "static"
 BUNDLE = STATIC / "lineup.js"
 APP_CENTER_BUNDLE = STATIC / "appcenter.js"
 INSPECTOR_BUNDLE = STATIC / "inspector.js"
+WAITING_BUNDLE = STATIC / "waiting.js"
 INSPECTOR_INTERVAL = 0.25  # seconds between two sends of new records to the inspector, at least
 _MISSING_BUNDLE = """
 export default { render({ el }) {
@@ -419,3 +422,56 @@ class InspectorWidget(anywidget.AnyWidget):
             )
         else:
             logger.warning("[lineup] the inspector view sent %.200r", content)
+
+
+class WaitingWidget(anywidget.AnyWidget):
+    """The line a cell shows while it awaits the user (js/waiting.js): what is asked, a Show
+    button that scrolls the host's card or question into view, then how it ended."""
+
+    _esm = WAITING_BUNDLE if WAITING_BUNDLE.exists() else _MISSING_BUNDLE
+    kind = traitlets.Unicode("call").tag(sync=True)  # "call" or "question"
+    target = traitlets.Unicode().tag(sync=True)  # the call_id or component_id
+    label = traitlets.Unicode().tag(sync=True)
+    status = traitlets.Unicode("waiting").tag(sync=True)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        line = f"{self.label}: {self.status}"
+        return _with_static(super()._repr_mimebundle_(**kwargs), line, f"<p>{escape(line)}</p>")
+
+
+def _executing_a_cell() -> bool:
+    """Whether this code runs for a cell (its output is where the user looks), not for a comm
+    message or on another thread. ipykernel keeps the parent request per context."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    kernel = getattr(get_ipython(), "kernel", None)
+    if kernel is None:
+        return False
+    try:
+        parent = kernel.get_parent("shell")
+    except Exception:
+        return False
+    return bool(parent) and parent.get("header", {}).get("msg_type") == "execute_request"
+
+
+def point_to(kind: str, target: str, label: str, outcome: Pending[Any]) -> WaitingWidget | None:
+    """In a cell that awaits ``outcome``, display where the user answers it, and how it ended."""
+    if not _executing_a_cell():
+        return None
+    from IPython.display import display
+
+    widget = WaitingWidget(kind=kind, target=target, label=label)
+    display(widget)  # type: ignore[no-untyped-call]  # IPython ships no types for it
+    loop = asyncio.get_running_loop()
+
+    def ended(value: Any) -> None:
+        status = getattr(value, "status", None)
+        text = str(status) if kind == "call" else f"answered: {value!r}"
+        if kind == "question" and value is None:
+            text = "cancelled"
+        loop.call_soon_threadsafe(setattr, widget, "status", text)
+
+    outcome.add_done_callback(ended)
+    return widget
