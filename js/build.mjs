@@ -1,5 +1,6 @@
 // `npm run build`: bundle js/index.js into lineup_jupyter/static/lineup.js, js/appcenter.js
-// into appcenter.js and js/inspector.js into inspector.js (ES modules, nothing fetched at run time).
+// into appcenter.js, js/inspector.js into inspector.js and js/waiting.js into waiting.js (ES
+// modules, nothing fetched at run time).
 // hatch-jupyter-builder runs this during `pip install`; paths are resolved from this file so
 // the working directory does not matter.
 
@@ -10,8 +11,14 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 
 await build({
   absWorkingDir: root,
-  // The host's view, the app center's (`host.apps` in a cell), the inspector's (`host.inspector`).
-  entryPoints: { lineup: "js/index.js", appcenter: "js/appcenter.js", inspector: "js/inspector.js" },
+  // The host's view, the app center's (`host.apps` in a cell), the inspector's (`host.inspector`),
+  // and the line a cell awaiting the user shows (`await agent.call(...)`).
+  entryPoints: {
+    lineup: "js/index.js",
+    appcenter: "js/appcenter.js",
+    inspector: "js/inspector.js",
+    waiting: "js/waiting.js",
+  },
   outdir: "lineup_jupyter/static",
   bundle: true,
   format: "esm",

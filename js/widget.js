@@ -15,6 +15,7 @@ import { AGENTS_STYLE, mountAgents } from "./agents.js";
 import { COMPONENT_STYLE, mountComponents } from "./components.js";
 import { button, element } from "./dom.js";
 import { SANDBOX, shellDocument, surfaceDocument } from "./frames.js";
+import { PROBLEMS_STYLE, mountProblems } from "./problems.js";
 import { mountPrompts } from "./prompts.js";
 import { SURFACE_NAMESPACE } from "./protocol.generated.js";
 import { EventBatcher, RateLimit, SizeGuard, StateQueue } from "./state_queue.js";
@@ -89,7 +90,7 @@ const STYLE = `
 function render({ model, el, signal }) {
   const config = configOf(model);
   const style = document.createElement("style");
-  style.textContent = STYLE + COMPONENT_STYLE + AGENTS_STYLE;
+  style.textContent = STYLE + COMPONENT_STYLE + AGENTS_STYLE + PROBLEMS_STYLE;
   el.append(style);
   const root = element("div", "lineup-host");
   const status = element("div", "lineup-status");
@@ -101,7 +102,9 @@ function render({ model, el, signal }) {
   trust.dataset.mode = config.trust?.mode ?? "dev";
   const agentList = element("div", "lineup-agents");
   agentList.setAttribute("role", "status");
-  root.append(trust, agentList, status, componentList);
+  // What the user's handlers raised: in the surface's card when it has one, else here.
+  const problemList = element("div", "lineup-handler-problems");
+  root.append(trust, agentList, problemList, status, componentList);
   const stopAgents = mountAgents({ model, container: agentList });
   el.append(root);
 
@@ -141,6 +144,11 @@ function render({ model, el, signal }) {
   const stopPrompts = mountPrompts({ model, root, send });
   /** @type {Map<string, Entry>} */
   const entries = new Map();
+  const stopProblems = mountProblems({
+    model,
+    container: problemList,
+    slotFor: (instanceId) => entries.get(instanceId)?.card ?? null,
+  });
   /** @type {Map<Window, Entry>} shell window -> entry: S4, the sender decides the instance */
   const bySource = new Map();
   let connected = false;
@@ -448,6 +456,7 @@ function render({ model, el, signal }) {
     model.off("change:surfaces", onSurfaces);
     stopPrompts();
     stopAgents();
+    stopProblems();
     window.removeEventListener("message", onMessage);
     for (const entry of [...entries.values()]) unmount(entry);
     components.destroy();

@@ -10,6 +10,7 @@ ProtocolError here, because it is the notebook author's own code that needs fixi
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ._calls import CallHandle, CallResult
 from ._errors import ProtocolError, UsageError
 from ._pending import Pending
+from ._problems import loop_here, run_handler
 from ._trust import SigningKey
 from .protocol import bundle_integrity, rules
 from .protocol._validate import readable_id
@@ -97,6 +99,10 @@ class Agent:
         self._new_id = new_id
         self._event_handlers: list[tuple[str | None, str | None, EventHandler]] = []
         self._type_handlers: list[tuple[str, EnvelopeHandler]] = []
+        # Where an async handler runs when an event arrives on a thread with no loop of its
+        # own (an agent outside the kernel delivers on its reader thread): the loop this agent
+        # was made on, a notebook's kernel loop.
+        self._home_loop = loop_here()
         self.inventory: dict[str, Any] | None = None
         self._inventory_handlers: list[Callable[[dict[str, Any]], Any]] = []
         self._questions: dict[str, Question] = {}
@@ -320,6 +326,9 @@ class Agent:
             else:
                 self._questions[component_id] = asked
             raise
+        question.on_first_await = lambda: _point_to(
+            "question", component_id, f"{kind} {fields.get('prompt', '')!r}"[:200], question
+        )
         return question
 
     def call(
@@ -361,6 +370,10 @@ class Agent:
             if waiting is None and self._calls.get(call_id) is handle:
                 del self._calls[call_id]
             raise
+        if waiting is None:
+            handle.on_first_await = lambda: _point_to(
+                "call", call_id, f"{capability} ({reason!r})"[:200], handle
+            )
         return handle
 
     # ---- receiving ---------------------------------------------------------------
@@ -370,11 +383,15 @@ class Agent:
     ) -> Callable[[F], F]:
         """Decorator: call the function with a SurfaceEvent for matching ``ui.event`` messages.
 
-        ``event`` None matches every event name; ``instance_id`` None every instance.
+        ``event`` None matches every event name; ``instance_id`` None every instance. An
+        ``async def`` handler runs as a task on the kernel's loop (so it may ``await
+        agent.ask_choice(...)``). Registering a function again with the same qualified name,
+        event and instance replaces the earlier one: re-running a cell does not stack handlers
+        (docs/agents.md). What a handler raises is shown in ``host.problems`` and the view.
         """
 
         def register(handler: F) -> F:
-            self._event_handlers.append((event, instance_id, handler))
+            _replace(self._event_handlers, (event, instance_id), handler)
             return handler
 
         return register
@@ -382,14 +399,42 @@ class Agent:
     def on_inventory(self, handler: InventoryHandlerT) -> InventoryHandlerT:
         """Decorator: call ``handler(payload)`` with every ``client.inventory`` this agent
         gets from now on (a new revision whenever apps or capabilities change, C2). The latest,
-        the one sent at connect included (C1), is ``agent.inventory``."""
-        self._inventory_handlers.append(handler)
+        the one sent at connect included (C1), is ``agent.inventory``. Re-registering the same
+        function replaces it, as for ``on_event``."""
+        _replace(self._inventory_handlers, (), handler)
         return handler
 
-    def on(self, type_: str, handler: EnvelopeHandler) -> None:
-        """Call ``handler(envelope)`` for every envelope of ``type_`` addressed to this agent."""
+    def on(self, type_: str, handler: EnvelopeHandler) -> EnvelopeHandler:
+        """Call ``handler(envelope)`` for every envelope of ``type_`` addressed to this agent.
+
+        Returns ``handler``, which ``agent.off(handler)`` removes."""
         full = type_ if type_.startswith(rules.TYPE_PREFIX) else rules.TYPE_PREFIX + type_
-        self._type_handlers.append((full, handler))
+        _replace(self._type_handlers, (full,), handler)
+        return handler
+
+    def off(self, handler: Callable[..., Any]) -> int:
+        """Remove ``handler`` (or a function registered under its qualified name) from every
+        registration of this agent: events, inventory, types. Returns how many were removed."""
+        registries: list[list[Any]] = [
+            self._event_handlers,
+            self._inventory_handlers,
+            self._type_handlers,
+        ]
+        removed = 0
+        for registry in registries:
+            kept = [entry for entry in registry if not _same(_handler_of(entry), handler)]
+            removed += len(registry) - len(kept)
+            registry[:] = kept
+        return removed
+
+    @property
+    def handlers(self) -> list[tuple[str, str | None, str | None, Callable[..., Any]]]:
+        """What is registered: ``(kind, event or type, instance_id, function)`` each, in order."""
+        return (
+            [("event", e, i, h) for e, i, h in self._event_handlers]
+            + [("inventory", None, None, h) for h in self._inventory_handlers]
+            + [("type", t, None, h) for t, h in self._type_handlers]
+        )
 
     def disconnect(self) -> None:
         self._subscription.close()
@@ -400,7 +445,7 @@ class Agent:
         if kind == "lineup.v1.client.inventory":
             self.inventory = payload
             for on_inventory in list(self._inventory_handlers):
-                on_inventory(payload)
+                self._run(on_inventory, payload, f"{_name(on_inventory)} for {kind}", envelope)
         elif kind == "lineup.v1.error":
             self.errors.append(payload)
         elif kind == "lineup.v1.app.result":
@@ -425,10 +470,79 @@ class Agent:
             )
             for name, instance, handler in list(self._event_handlers):
                 if name in (None, event.event) and instance in (None, event.instance_id):
-                    handler(event)
+                    where = f"{_name(handler)} for ui.event {event.event!r}"
+                    self._run(handler, event, where, envelope, event.instance_id)
         for wanted, on_envelope in list(self._type_handlers):
             if wanted == kind:
-                on_envelope(envelope)
+                self._run(on_envelope, envelope, f"{_name(on_envelope)} for {kind}", envelope)
+
+    def _run(
+        self,
+        handler: Callable[[Any], Any],
+        argument: Any,
+        where: str,
+        envelope: dict[str, Any],
+        instance_id: str | None = None,
+    ) -> None:
+        """Run one of the user's handlers; what it raises (now, or later if it is async) is
+        shown to the user and recorded, and never keeps the event from the other handlers."""
+
+        def failed(exc: BaseException) -> None:
+            problem = self.host.problems.report(
+                f"agent {self.id!r}: {where}", exc, agent_id=self.id, instance_id=instance_id
+            )
+            self.host.history.add(
+                "to_agent",
+                "handler_error",
+                envelope,
+                {"code": "internal", "message": str(problem), "traceback": problem.traceback},
+            )
+
+        run_handler(handler, argument, where=where, on_failure=failed, home_loop=self._home_loop)
 
     def __repr__(self) -> str:
         return f"Agent(id={self.id!r}, conversation_id={self.host.conversation_id!r})"
+
+
+# ---- registrations (docs/agents.md, "Re-running a cell") -----------------------------------
+
+
+def _key(handler: Callable[..., Any]) -> tuple[str, str] | None:
+    """What makes a re-registration the same handler: a plain function's module and qualified
+    name, as a re-run cell defines it again. Lambdas, bound methods and other callables have
+    no name that says so: only the very same object is the same handler."""
+    if not inspect.isfunction(handler) or "<lambda>" in handler.__qualname__:
+        return None
+    return (handler.__module__, handler.__qualname__)
+
+
+def _same(a: Callable[..., Any], b: Callable[..., Any]) -> bool:
+    key = _key(a)
+    return a is b or (key is not None and key == _key(b))
+
+
+def _handler_of(entry: Any) -> Callable[..., Any]:
+    return entry[-1] if isinstance(entry, tuple) else entry  # type: ignore[no-any-return]
+
+
+def _replace(registry: list[Any], where: tuple[Any, ...], handler: Callable[..., Any]) -> None:
+    """Add ``handler`` under ``where`` (event and instance, or type), in place of the same
+    handler registered there before; elsewhere it stays (a function may serve two events)."""
+    entry: Any = (*where, handler) if where else handler
+    for index, old in enumerate(registry):
+        old_where = old[:-1] if isinstance(old, tuple) else ()
+        if old_where == where and _same(_handler_of(old), handler):
+            registry[index] = entry
+            return
+    registry.append(entry)
+
+
+def _name(handler: Callable[..., Any]) -> str:
+    return f"{getattr(handler, '__qualname__', type(handler).__name__)}()"
+
+
+def _point_to(kind: str, target: str, label: str, outcome: Pending[Any]) -> None:
+    """The awaiting cell shows where the user answers (a display hook: imports the view)."""
+    from ._widget import point_to
+
+    point_to(kind, target, label, outcome)

@@ -211,8 +211,15 @@ class Subscription:
 class Bus:
     """Routes envelopes from the client (the host) to the agents of one conversation."""
 
-    def __init__(self, conversation_id: str, *, history_size: int = 1000) -> None:
+    def __init__(
+        self,
+        conversation_id: str,
+        *,
+        history_size: int = 1000,
+        on_handler_error: Callable[[str, BaseException], object] | None = None,
+    ) -> None:
         self.conversation_id = conversation_id
+        self._on_handler_error = on_handler_error
         self.history = History(history_size)
         self._subscriptions: list[Subscription] = []
         self._queue: deque[dict[str, Any]] = deque()
@@ -289,3 +296,5 @@ class Bus:
                         "traceback": "".join(traceback.format_exception(exc)),
                     },
                 )
+                if self._on_handler_error is not None:
+                    self._on_handler_error(f"{where} on {envelope.get('type')}", exc)

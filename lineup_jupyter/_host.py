@@ -32,6 +32,7 @@ from ._capabilities import ANY_OBJECT, Capabilities, Capability, Policy, Risk
 from ._components import ComponentChange, Components
 from ._errors import ProtocolError, UsageError
 from ._manifest import SurfaceManifest
+from ._problems import Problems
 from ._schemas import first_problem
 from ._store import data_dir as _data_dir
 from ._surfaces import StateRevision, SurfaceChange, Surfaces
@@ -119,7 +120,11 @@ class Host:
         self.conversation_id = conversation_id
         self.client_id = client_id
         self.limits = limits or DEFAULT_LIMITS
-        self._bus = Bus(conversation_id, history_size=history_size)
+        # What the user's own code raised (handlers, subscribers): shown, never swallowed.
+        self.problems = Problems()
+        self._bus = Bus(
+            conversation_id, history_size=history_size, on_handler_error=self.problems.report
+        )
         if state_history < 0:
             raise UsageError(f"[lineup] state_history must be 0 or more, not {state_history}")
         self.surfaces = Surfaces(self.limits, state_history=state_history)

@@ -35,6 +35,9 @@ class Pending(Generic[T]):
         self._value: Any = None
         self._callbacks: list[Callable[[T], None]] = []
         self._futures: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[T]]] = []
+        # Called once, when a cell first awaits this while it is not there yet: the agent
+        # points that cell to where the user answers (docs/agents.md, "Where the user looks").
+        self.on_first_await: Callable[[], None] | None = None
 
     def done(self) -> bool:
         return self._event.is_set()
@@ -88,8 +91,15 @@ class Pending(Generic[T]):
         with self._lock:
             if self._event.is_set():
                 future.set_result(self._value)
+                hook = None
             else:
                 self._futures.append((loop, future))
+                hook, self.on_first_await = self.on_first_await, None
+        if hook is not None:
+            try:
+                hook()
+            except Exception:  # a pointer that failed must not keep the value from the cell
+                logger.exception("[lineup] could not show where %s is asked", self._what)
         return future.__await__()
 
 

@@ -18,15 +18,18 @@ import io
 import logging
 import pathlib
 import threading
+from html import escape
 from typing import TYPE_CHECKING, Any
 
 import anywidget
 import traitlets
 
 from . import _inspector as inspector
+from . import _static as static
 from ._bus import Record
 from ._components import ComponentChange
 from ._errors import UsageError
+from ._pending import Pending
 from ._remote import HostThread
 from ._surfaces import SurfaceChange, SurfaceInstance
 
@@ -34,7 +37,7 @@ if TYPE_CHECKING:
     from ._apps import AppCenter
     from ._host import Host
 
-__all__ = ["AppCenterWidget", "HostWidget", "InspectorWidget"]
+__all__ = ["AppCenterWidget", "HostWidget", "InspectorWidget", "WaitingWidget", "point_to"]
 
 logger = logging.getLogger("lineup_jupyter")
 
@@ -44,6 +47,7 @@ STATIC = pathlib.Path(__file__).parent / "static"
 BUNDLE = STATIC / "lineup.js"
 APP_CENTER_BUNDLE = STATIC / "appcenter.js"
 INSPECTOR_BUNDLE = STATIC / "inspector.js"
+WAITING_BUNDLE = STATIC / "waiting.js"
 INSPECTOR_INTERVAL = 0.25  # seconds between two sends of new records to the inspector, at least
 _MISSING_BUNDLE = """
 export default { render({ el }) {
@@ -67,6 +71,18 @@ def _spec(instance: SurfaceInstance) -> dict[str, Any]:
     }
 
 
+def _with_static(bundle: Any, text: str, html: str) -> Any:
+    """The widget's MIME bundle plus a static view for where no widget can be drawn
+    (_static.py): a saved notebook on GitHub, nbviewer, nbconvert, an untrusted notebook."""
+    static = {"text/plain": text, "text/html": html}
+    if isinstance(bundle, tuple):  # anywidget: (data, metadata)
+        data, metadata = bundle
+        return {**data, **static}, metadata
+    if isinstance(bundle, dict):
+        return {**bundle, **static}
+    return bundle
+
+
 class HostWidget(anywidget.AnyWidget):
     """What ``display(host)`` shows. Made by the host; one per host, any number of views."""
 
@@ -76,6 +92,8 @@ class HostWidget(anywidget.AnyWidget):
     components = traitlets.List(trait=traitlets.Dict()).tag(sync=True)
     # Agents outside the kernel and how they are (H42): a crash shows here, not only in a log.
     agents = traitlets.List(trait=traitlets.Dict()).tag(sync=True)
+    # What the user's own handlers raised, newest last (_problems.py): shown with the traceback.
+    problems = traitlets.List(trait=traitlets.Dict()).tag(sync=True)
     config = traitlets.Dict().tag(sync=True)
 
     def __init__(self, host: Host, **config: Any) -> None:
@@ -97,11 +115,16 @@ class HostWidget(anywidget.AnyWidget):
         self._host_thread = HostThread()
         self._refresh_agents()
         host.watch_connections(self._on_connection_change)
+        self._refresh_problems()
+        host.problems.watch(lambda: self._host_thread.call(self._refresh_problems))
         self.on_msg(self._on_message)
         # Consent cards (js/prompts.js): every change of the waiting calls goes to every view
         # as a message, never a synced trait (_consent.py says why).
         consent = host._broker.views
         consent.watch(lambda: self.send({"kind": "consent", **consent.state()}))
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return _with_static(super()._repr_mimebundle_(**kwargs), *static.host_static(self._host))
 
     # ---- kernel -> browser ---------------------------------------------------------
 
@@ -150,6 +173,10 @@ class HostWidget(anywidget.AnyWidget):
 
     def _refresh_agents(self) -> None:
         self.agents = [agent.view() for agent in self._host.remote_agents]
+
+    def _refresh_problems(self) -> None:
+        # Bounded: the host keeps the newest few (PROBLEMS_KEPT), each traceback cut.
+        self.problems = [problem.to_view() for problem in self._host.problems]
 
     def _component_views(self) -> list[dict[str, Any]]:
         return [component.to_view() for component in self._host.components.values()]
@@ -208,6 +235,8 @@ class HostWidget(anywidget.AnyWidget):
                         "message": error.message,
                     }
                 )
+        elif kind == "clear_problems":
+            self._host.problems.clear()
         elif kind in ("consent_sync", "consent_decide", "consent_revoke"):
             self._host._broker.views.message(content)
         else:  # only a bug of ours (or a hand-made comm message) gets here
@@ -245,6 +274,9 @@ class AppCenterWidget(anywidget.AnyWidget):
 
     def _refresh(self) -> None:
         self.apps = [dataclasses.asdict(info) for info in self._center.list()]
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return _with_static(super()._repr_mimebundle_(**kwargs), *static.apps_static(self._center))
 
     def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
         kind = content.get("kind") if isinstance(content, dict) else None
@@ -293,6 +325,11 @@ class InspectorWidget(anywidget.AnyWidget):
         self._sending = threading.Lock()
         host.history.watch(self._on_record)
         self.on_msg(self._on_message)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return _with_static(
+            super()._repr_mimebundle_(**kwargs), *static.inspector_static(self._host)
+        )
 
     def _summarized(self, records: list[Record]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """Each record as a view gets it, and the summary with them added: one parse each."""
@@ -385,3 +422,56 @@ class InspectorWidget(anywidget.AnyWidget):
             )
         else:
             logger.warning("[lineup] the inspector view sent %.200r", content)
+
+
+class WaitingWidget(anywidget.AnyWidget):
+    """The line a cell shows while it awaits the user (js/waiting.js): what is asked, a Show
+    button that scrolls the host's card or question into view, then how it ended."""
+
+    _esm = WAITING_BUNDLE if WAITING_BUNDLE.exists() else _MISSING_BUNDLE
+    kind = traitlets.Unicode("call").tag(sync=True)  # "call" or "question"
+    target = traitlets.Unicode().tag(sync=True)  # the call_id or component_id
+    label = traitlets.Unicode().tag(sync=True)
+    status = traitlets.Unicode("waiting").tag(sync=True)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        line = f"{self.label}: {self.status}"
+        return _with_static(super()._repr_mimebundle_(**kwargs), line, f"<p>{escape(line)}</p>")
+
+
+def _executing_a_cell() -> bool:
+    """Whether this code runs for a cell (its output is where the user looks), not for a comm
+    message or on another thread. ipykernel keeps the parent request per context."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    kernel = getattr(get_ipython(), "kernel", None)
+    if kernel is None:
+        return False
+    try:
+        parent = kernel.get_parent("shell")
+    except Exception:
+        return False
+    return bool(parent) and parent.get("header", {}).get("msg_type") == "execute_request"
+
+
+def point_to(kind: str, target: str, label: str, outcome: Pending[Any]) -> WaitingWidget | None:
+    """In a cell that awaits ``outcome``, display where the user answers it, and how it ended."""
+    if not _executing_a_cell():
+        return None
+    from IPython.display import display
+
+    widget = WaitingWidget(kind=kind, target=target, label=label)
+    display(widget)  # type: ignore[no-untyped-call]  # IPython ships no types for it
+    loop = asyncio.get_running_loop()
+
+    def ended(value: Any) -> None:
+        status = getattr(value, "status", None)
+        text = str(status) if kind == "call" else f"answered: {value!r}"
+        if kind == "question" and value is None:
+            text = "cancelled"
+        loop.call_soon_threadsafe(setattr, widget, "status", text)
+
+    outcome.add_done_callback(ended)
+    return widget

@@ -1,6 +1,6 @@
 """The app center (G2, G4): install, cache, integrity, registry, inventory (C1-C6), CLI.
 
-Rule numbers are those of ../shared/spec/REQUIREMENTS.md and docs/protocol.md (H30-H36).
+Rule numbers are those of docs/rules.md and docs/protocol.md (H30-H36).
 """
 
 from __future__ import annotations

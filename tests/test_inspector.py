@@ -1,6 +1,6 @@
 """The inspector's records (issue 7): ``host.history`` filtered and exported, each surface's
 states by revision, the calls and inventories derived from the history, and the widget's
-messages to its views. Rule numbers: shared/spec/REQUIREMENTS.md, docs/protocol.md."""
+messages to its views. Rule numbers: docs/rules.md, docs/protocol.md."""
 
 from __future__ import annotations
 

@@ -138,7 +138,7 @@ ERROR_CODES: Final = {
 }
 
 # Every rule, one sentence each, quoted in error messages. Spec rules restate
-# ../shared/spec/REQUIREMENTS.md; H-rules are this host's decisions (docs/protocol.md).
+# docs/rules.md; H-rules are this host's decisions (docs/protocol.md).
 RULES: Final = {
     "S2": "A surface runs only in a sandboxed iframe with allow-scripts and nothing more.",
     "S3": "A surface's CSP forbids network, remote scripts and nested frames: at least "

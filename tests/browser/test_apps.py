@@ -1,5 +1,5 @@
 """The app center end to end in JupyterLab: an installed app opened by id alone (C6), a user
-drawing on it, and disabling it (C1, C2, H35). Rule numbers: shared/spec/REQUIREMENTS.md."""
+drawing on it, and disabling it (C1, C2, H35). Rule numbers: docs/rules.md."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ hostile one. For every bundle the test opens it with ``agent.open``, does what i
   LineUpSurface.event, and the refusals are the expected ones (U7, U9, H2, S4 rate limit);
 - the page never stalled for more than a second, and the victim still answers a click.
 
-Rules: shared/spec/REQUIREMENTS.md (S2 sandbox, S3 CSP, S4 source, U7 event envelope, U9 event
+Rules: docs/rules.md (S2 sandbox, S3 CSP, S4 source, U7 event envelope, U9 event
 names and data, L1 device abilities); docs/protocol.md H10/H11 for the frames.
 """
 

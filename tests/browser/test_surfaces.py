@@ -2,7 +2,7 @@
 
 The page shows ``div.lineup-host`` with one ``div.lineup-surface[data-instance-id]`` per open
 surface: a header with ``button.lineup-close`` and the host-owned ``iframe.lineup-shell``, which
-holds exactly one ``iframe``, the surface frame. Rule numbers: shared/spec/REQUIREMENTS.md.
+holds exactly one ``iframe``, the surface frame. Rule numbers: docs/rules.md.
 """
 
 from __future__ import annotations

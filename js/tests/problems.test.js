@@ -1,0 +1,19 @@
+// What the user's failing handlers read as in the host view (docs/agents.md, "Handlers").
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { problemTitle } from "../problems.js";
+
+test("a problem reads as where it happened and what was raised", () => {
+  const problem = {
+    seq: 1,
+    source: "handler",
+    where: "agent 'a': on_go() for ui.event 'go'",
+    message: "ZeroDivisionError: division by zero",
+    traceback: "Traceback ...",
+    agent_id: "a",
+    instance_id: "w",
+    at: "2026-12-03T19:40:00.000+00:00",
+  };
+  assert.equal(problemTitle(problem), "agent 'a': on_go() for ui.event 'go' raised ZeroDivisionError: division by zero");
+});

@@ -1,0 +1,201 @@
+"""Problems the notebook's user must see: a handler of theirs that raised, sync or async.
+
+ipywidgets swallows what a comm callback raises, and a logger line lands in no cell: a handler
+that fails on a click used to fail silently (docs/agents.md, "When a handler fails"). Every
+failure is kept here, bounded, for ``host.problems`` in Python and the host's view (the
+``problems`` list it draws next to the surface or agent it belongs to), and is recorded in the
+history as a ``handler_error`` for the inspector.
+
+Coroutine handlers (``async def``) run as tasks on the event loop of the thread that
+dispatches, else on the loop the agent was made on (a notebook's kernel loop), else on one
+loop thread of their own (a plain script): what they raise is reported the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import itertools
+import logging
+import threading
+import traceback
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from ._watchers import Watchers
+
+__all__ = ["Problem", "Problems", "run_handler"]
+
+logger = logging.getLogger("lineup_jupyter")
+
+PROBLEMS_KEPT = 50  # the newest problems; older ones stay in the history until it rolls over
+TRACEBACK_CHARS = 8_000  # the end of a traceback is where the error is
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One failure to show: where it happened, what was raised, and its traceback."""
+
+    seq: int
+    source: str  # "handler": a function the user registered with an agent or the host
+    where: str  # "handler refresh() for ui.event 'refresh'"
+    message: str  # "ZeroDivisionError: division by zero"
+    traceback: str
+    agent_id: str | None = None
+    instance_id: str | None = None
+    at: str = ""
+
+    def to_view(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "source": self.source,
+            "where": self.where,
+            "message": self.message,
+            "traceback": self.traceback,
+            "agent_id": self.agent_id,
+            "instance_id": self.instance_id,
+            "at": self.at,
+        }
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}"
+
+
+class Problems:
+    """The newest problems of one host, in order; thread-safe (async handlers fail on loops)."""
+
+    def __init__(self, keep: int = PROBLEMS_KEPT) -> None:
+        self._items: deque[Problem] = deque(maxlen=keep)
+        self._seq = itertools.count(1)
+        self._lock = threading.Lock()
+        self._watchers: Watchers[[]] = Watchers("problems")
+
+    def report(
+        self,
+        where: str,
+        exc: BaseException,
+        *,
+        agent_id: str | None = None,
+        instance_id: str | None = None,
+        source: str = "handler",
+    ) -> Problem:
+        text = "".join(traceback.format_exception(exc))
+        if len(text) > TRACEBACK_CHARS:
+            text = "…\n" + text[-TRACEBACK_CHARS:]
+        with self._lock:
+            problem = Problem(
+                next(self._seq),
+                source,
+                where,
+                f"{type(exc).__name__}: {exc}",
+                text,
+                agent_id,
+                instance_id,
+                datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
+            )
+            self._items.append(problem)
+        logger.error("[lineup] %s raised %s", where, problem.message)
+        self._watchers.notify()
+        return problem
+
+    def watch(self, watcher: Callable[[], None]) -> Callable[[], None]:
+        """Call ``watcher()`` after every change (possibly on another thread)."""
+        return self._watchers.add(watcher)
+
+    def clear(self) -> None:
+        """Forget what was shown (the history keeps its handler_error records)."""
+        with self._lock:
+            self._items.clear()
+        self._watchers.notify()
+
+    def __iter__(self) -> Iterator[Problem]:
+        with self._lock:
+            return iter(list(self._items))
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __getitem__(self, index: int) -> Problem:
+        with self._lock:
+            return self._items[index]
+
+    def __repr__(self) -> str:
+        items = list(self)
+        if not items:
+            return "Problems(none)"
+        return "Problems(\n" + "\n".join(f"  {p}" for p in items) + "\n)"
+
+
+# ---- running a user's handler ---------------------------------------------------------
+
+
+def loop_here() -> asyncio.AbstractEventLoop | None:
+    """The event loop running on this thread, if any (a notebook cell, a comm handler)."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+_tasks: set[asyncio.Task[Any]] = set()  # strong references: a loop keeps only weak ones
+_fallback: asyncio.AbstractEventLoop | None = None
+_fallback_lock = threading.Lock()
+
+
+def _fallback_loop() -> asyncio.AbstractEventLoop:
+    """One loop thread for coroutine handlers in a program with no running loop (a script)."""
+    global _fallback
+    with _fallback_lock:
+        if _fallback is None or _fallback.is_closed():
+            loop = asyncio.new_event_loop()
+            threading.Thread(
+                target=loop.run_forever, name="lineup-async-handlers", daemon=True
+            ).start()
+            _fallback = loop
+        return _fallback
+
+
+def run_handler(
+    handler: Callable[[Any], Any],
+    argument: Any,
+    *,
+    where: str,
+    on_failure: Callable[[BaseException], None],
+    home_loop: asyncio.AbstractEventLoop | None,
+) -> None:
+    """Call ``handler(argument)``; a coroutine it returns runs as a task. Whatever it raises,
+    then or later, goes to ``on_failure`` and never to the caller (one broken handler must not
+    keep an event from the others, nor raise into the host)."""
+    try:
+        outcome = handler(argument)
+    except Exception as exc:
+        on_failure(exc)
+        return
+    if not inspect.isawaitable(outcome):
+        return
+
+    def finished(future: asyncio.Future[Any] | Future[Any]) -> None:
+        if future.cancelled():
+            return
+        exc = future.exception()
+        if exc is not None:
+            on_failure(exc)
+
+    async def run() -> Any:
+        return await outcome
+
+    loop = loop_here()
+    if loop is not None:
+        task = loop.create_task(run(), name=f"lineup {where}")
+        _tasks.add(task)
+        task.add_done_callback(_tasks.discard)
+        task.add_done_callback(finished)
+        return
+    target = home_loop
+    if target is None or target.is_closed() or not target.is_running():
+        target = _fallback_loop()
+    asyncio.run_coroutine_threadsafe(run(), target).add_done_callback(finished)
