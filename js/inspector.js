@@ -12,7 +12,7 @@
 // summary:   {calls: [...], inventories: [...], surfaces: [...]} (lineup_jupyter/_inspector.py)
 
 import { button, element } from "./dom.js";
-import { RecordLog, arrow, clock, matches, problem } from "./inspector_model.js";
+import { RecordLog, arrow, clock, gist, matches, plural, problem } from "./inspector_model.js";
 
 /**
  * @typedef {import("./inspector_model.js").InspectorRecord} InspectorRecord
@@ -140,7 +140,8 @@ function render({ model, el, signal }) {
   /** @param {InspectorRecord} record */
   const messageRow = (record) => {
     const where = record.instance_id ? `  ${record.instance_id}` : "";
-    const title = `#${record.seq} ${clock(record.time)}  ${arrow(record)}  ${record.type ?? "(no type)"}${where}`;
+    const what = gist(record);
+    const title = `#${record.seq} ${clock(record.time)}  ${arrow(record)}  ${record.type ?? "(no type)"}${what ? `  ${what}` : ""}${where}`;
     const detail = () => [json(record.envelope), ...(record.error ? [json(record.error)] : [])];
     const row = expandable(title, detail, problem(record));
     row.dataset.kind = record.kind;
@@ -191,7 +192,7 @@ function render({ model, el, signal }) {
       ),
     );
     body.replaceChildren(...table(["call", "capability", "agent", "status", "asked", "answered", ""], rows, "No capability call yet."));
-    count.textContent = `${summary.calls.length} calls`;
+    count.textContent = plural(summary.calls.length, "call");
   };
 
   const drawInventory = () => {
@@ -203,7 +204,7 @@ function render({ model, el, signal }) {
       ),
     );
     body.replaceChildren(...table(["revision", "to", "sent", "applications", "capabilities", ""], rows, "No inventory sent yet."));
-    count.textContent = `${summary.inventories.length} inventories sent`;
+    count.textContent = `${plural(summary.inventories.length, "inventory", "inventories")} sent`;
   };
 
   const drawSurfaces = () => {
@@ -231,7 +232,7 @@ function render({ model, el, signal }) {
       parts.push(heading, list);
     }
     body.replaceChildren(...parts);
-    count.textContent = `${summary.surfaces.length} surfaces`;
+    count.textContent = plural(summary.surfaces.length, "surface");
   };
 
   const draw = () => {

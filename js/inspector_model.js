@@ -76,6 +76,37 @@ export function problem(record) {
   return `${code ?? "refused"} ${rule ?? ""} ${path ?? ""}: ${message ?? ""}`.replace(/ +/g, " ");
 }
 
+/**
+ * What a row must show without being opened: the event's name, the capability called, the
+ * call's status, the component's kind and id, why a surface closed. @param {InspectorRecord} record
+ */
+export function gist(record) {
+  const payload = /** @type {Record<string, unknown> | undefined} */ (record.envelope?.payload);
+  if (!payload || typeof payload !== "object") return "";
+  const text = (/** @type {unknown} */ value) => (typeof value === "string" ? value.slice(0, 80) : "");
+  switch (record.type) {
+    case "lineup.v1.ui.event":
+      return text(payload.event);
+    case "lineup.v1.app.call":
+      return text(payload.capability);
+    case "lineup.v1.app.result":
+      return `${text(payload.call_id)} ${text(payload.status)}`;
+    case "lineup.v1.ui.close":
+      return text(payload.reason);
+    case "lineup.v1.component.show":
+      return `${text(payload.kind)} ${text(payload.component_id)}`;
+    case "lineup.v1.component.answer":
+      return `${text(payload.component_id)} ${text(payload.status)}`;
+    default:
+      return "";
+  }
+}
+
+/** "1 surface", "2 surfaces". @param {number} count @param {string} word @param {string} [many] */
+export function plural(count, word, many = `${word}s`) {
+  return `${count} ${count === 1 ? word : many}`;
+}
+
 /** @param {number} seconds since the epoch */
 export function clock(seconds) {
   const date = new Date(seconds * 1000);

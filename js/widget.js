@@ -18,6 +18,7 @@ import { SANDBOX, shellDocument, surfaceDocument } from "./frames.js";
 import { PROBLEMS_STYLE, mountProblems } from "./problems.js";
 import { mountPrompts } from "./prompts.js";
 import { SURFACE_NAMESPACE } from "./protocol.generated.js";
+import { surfaceHeading } from "./surface_heading.js";
 import { EventBatcher, RateLimit, SizeGuard, StateQueue } from "./state_queue.js";
 import { validateSurfaceMessage } from "./surface_message.js";
 import { trustText } from "./trust.js";
@@ -25,7 +26,7 @@ import { trustText } from "./trust.js";
 /**
  * @typedef {{ id: string, version?: string, name?: string | null }} AppInfo
  * @typedef {{ instance_id: string, generation: number, revision: number, app: AppInfo,
- *   html: string, css: string, js: string, state: object }} SurfaceSpec
+ *   html: string, css: string, js: string, state: object, owner?: string }} SurfaceSpec
  * @typedef {{ min_height: number, max_height: number, events_per_second: number,
  *   event_burst: number, sync_timeout_ms: number, ping_ms: number, stall_ms: number,
  *   restart_ms: number, trust?: import("./trust.js").TrustSummary }} ViewConfig
@@ -77,6 +78,7 @@ const STYLE = `
 .lineup-host { display: flex; flex-direction: column; gap: 8px; font-family: var(--jp-ui-font-family, sans-serif); }
 .lineup-surface { border: 1px solid var(--jp-border-color2, #ddd); border-radius: 6px; overflow: hidden; background: var(--jp-layout-color0, #fff); }
 .lineup-header { display: flex; align-items: center; justify-content: space-between; padding: 2px 4px 2px 8px; font-size: 12px; color: var(--jp-ui-font-color2, #666); background: var(--jp-layout-color2, #f3f3f3); }
+.lineup-title-detail { opacity: 0.8; }
 .lineup-close { border: 0; background: transparent; font-size: 16px; line-height: 1; cursor: pointer; color: inherit; padding: 2px 6px; }
 .lineup-close:focus-visible { outline: 2px solid var(--jp-brand-color1, #1976d2); }
 .lineup-shell { display: block; width: 100%; border: 0; }
@@ -184,8 +186,10 @@ function render({ model, el, signal }) {
     const card = element("div", "lineup-surface");
     card.dataset.instanceId = spec.instance_id;
     const header = element("div", "lineup-header");
-    const title = element("span", "lineup-title", spec.app.name || spec.app.id);
-    title.title = `${spec.app.id} ${spec.app.version ?? ""} · ${spec.instance_id}`;
+    const heading = surfaceHeading(spec);
+    const title = element("span", "lineup-title", heading.title);
+    if (heading.detail) title.append(element("span", "lineup-title-detail", ` · ${heading.detail}`));
+    title.title = heading.tooltip;
     const close = button("lineup-close", "×");
     close.title = "Close this surface";
     close.setAttribute("aria-label", `Close ${spec.app.name || spec.app.id}`);

@@ -247,7 +247,9 @@ class Broker:
             if capability.risk == "restricted" and typed_name != capability.name:
                 raise UsageError(
                     f"[lineup] {capability.name!r} is restricted: to allow it, type its name "
-                    f"exactly (typed {typed_name!r}) (H23)"
+                    "exactly ("
+                    + (f"typed {typed_name!r}" if typed_name else "nothing was typed")
+                    + ") (H23)"
                 )
             if capability.runs_in == "browser" and not isinstance(outcome, dict):
                 raise UsageError(

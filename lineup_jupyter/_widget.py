@@ -61,6 +61,7 @@ def _spec(instance: SurfaceInstance) -> dict[str, Any]:
     app = instance.app
     return {
         "instance_id": instance.instance_id,
+        "owner": instance.owner,
         "generation": instance.generation,
         "revision": instance.revision,
         "app": {"id": app.id, "version": app.version, "name": app.name},

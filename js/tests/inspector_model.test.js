@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { RecordLog, arrow, matches, problem } from "../inspector_model.js";
+import { RecordLog, arrow, gist, matches, plural, problem } from "../inspector_model.js";
 
 /** @param {number} seq @param {Partial<import("../inspector_model.js").InspectorRecord>} [fields] */
 const record = (seq, fields = {}) => ({
@@ -54,4 +54,23 @@ test("a refusal reads as code, rule, path and sentence; an envelope has no probl
   assert.match(String(problem(record(3, { kind: "handler_error", error: { message: "boom" } }))), /^handler failed: boom/);
   assert.equal(arrow(record(4)), "agent → host");
   assert.equal(arrow(record(5, { direction: "to_agent" })), "host → agent");
+});
+
+test("a row shows what matters without being opened: event, capability, status", () => {
+  /** @param {string} type @param {object} payload */
+  const sent = (type, payload) => /** @type {any} */ ({ type, envelope: { payload } });
+  assert.equal(gist(sent("lineup.v1.ui.event", { instance_id: "w", event: "refresh", data: {} })), "refresh");
+  assert.equal(gist(sent("lineup.v1.app.call", { call_id: "c1", capability: "app.open_url" })), "app.open_url");
+  assert.equal(gist(sent("lineup.v1.app.result", { call_id: "c1", status: "completed" })), "c1 completed");
+  assert.equal(gist(sent("lineup.v1.component.show", { kind: "choice", component_id: "q" })), "choice q");
+  assert.equal(gist(sent("lineup.v1.ui.patch", { instance_id: "w", state: {} })), "");
+  assert.equal(gist(/** @type {any} */ ({ type: "x", envelope: "not an object" })), "");
+});
+
+test("counts read as English: 1 surface, 2 surfaces, 1 inventory", () => {
+  assert.equal(plural(1, "surface"), "1 surface");
+  assert.equal(plural(2, "surface"), "2 surfaces");
+  assert.equal(plural(0, "call"), "0 calls");
+  assert.equal(plural(1, "inventory", "inventories"), "1 inventory");
+  assert.equal(plural(3, "inventory", "inventories"), "3 inventories");
 });
