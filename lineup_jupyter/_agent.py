@@ -19,6 +19,7 @@ from ._calls import CallHandle, CallResult
 from ._errors import ProtocolError, UsageError
 from ._pending import Pending
 from ._problems import loop_here, run_handler
+from ._tools import Model, ToolStyle, run_tool, tool_definitions, tool_loop
 from ._trust import SigningKey
 from .protocol import bundle_integrity, rules
 from .protocol._validate import readable_id
@@ -436,6 +437,32 @@ class Agent:
             + [("type", t, None, h) for t, h in self._type_handlers]
         )
 
+    # ---- as tools for a model (_tools.py) -----------------------------------------
+
+    def tool_definitions(self, style: ToolStyle = "anthropic") -> list[dict[str, Any]]:
+        """This agent's actions as tool definitions for a tool-calling model: open, patch and
+        close a surface, wait for the user's event, say, ask, call a capability (the ones in
+        the latest inventory). ``style`` "anthropic" (name, description, input_schema) or
+        "openai" (type function, parameters). See docs/agents.md, "A model drives it"."""
+        return tool_definitions(self, style)
+
+    async def use_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Run one tool call; a refusal comes back as ``{"error": ...}`` for the model."""
+        return await run_tool(self, name, arguments)
+
+    async def tool_loop(
+        self,
+        model: Model,
+        messages: list[dict[str, Any]],
+        *,
+        style: ToolStyle = "anthropic",
+        max_steps: int = 20,
+    ) -> list[dict[str, Any]]:
+        """Drive this agent with ``model(messages, tools)`` (any callable, sync or async,
+        returning ``{"content", "tool_calls": [{"id", "name", "arguments"}]}``) until it answers
+        without a tool call; returns the conversation."""
+        return await tool_loop(self, model, messages, style=style, max_steps=max_steps)
+
     def disconnect(self) -> None:
         self._subscription.close()
 
@@ -510,8 +537,11 @@ class Agent:
 def _key(handler: Callable[..., Any]) -> tuple[str, str] | None:
     """What makes a re-registration the same handler: a plain function's module and qualified
     name, as a re-run cell defines it again. Lambdas, bound methods and other callables have
-    no name that says so: only the very same object is the same handler."""
-    if not inspect.isfunction(handler) or "<lambda>" in handler.__qualname__:
+    no name that says so, nor has a function made inside another (a closure, ``<locals>`` in
+    its qualified name: each call of its maker makes a different one): only the very same
+    object is the same handler."""
+    qualname = getattr(handler, "__qualname__", "")
+    if not inspect.isfunction(handler) or "<lambda>" in qualname or "<locals>" in qualname:
         return None
     return (handler.__module__, handler.__qualname__)
 

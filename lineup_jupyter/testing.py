@@ -42,7 +42,30 @@ if typing.TYPE_CHECKING:  # only the names in __all__ are public here (tests/tes
     from ._stdio import ProcessAgent
     from ._websocket import WebSocketAgent, WebSocketListener
 
-__all__ = ["ScriptedUser"]
+__all__ = ["ScriptedModel", "ScriptedUser"]
+
+
+class ScriptedModel:
+    """A stand-in for a tool-calling LLM, for ``agent.tool_loop(model, messages)``: each call
+    returns the next step of ``steps``, an assistant message
+    (``{"content": ..., "tool_calls": [{"id", "name", "arguments"}]}``) or a function of the
+    conversation so far that returns one (to use what a tool gave back). ``calls`` keeps what
+    it was asked: the messages and the tool definitions of each call."""
+
+    def __init__(self, steps: Sequence[dict[str, Any] | Callable[[list[dict[str, Any]]], Any]]):
+        self._steps = list(steps)
+        self.calls: list[tuple[list[dict[str, Any]], list[dict[str, Any]]]] = []
+
+    def __call__(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        self.calls.append((list(messages), tools))
+        if not self._steps:
+            return {"content": "(the script is over)"}
+        step = self._steps.pop(0)
+        reply: dict[str, Any] = step(messages) if callable(step) else step
+        return reply
+
 
 _POLL = 0.005  # seconds between two looks at the history while waiting
 _SHOWN = 20  # envelopes listed when an expectation fails

@@ -138,6 +138,17 @@ EXPECTED: dict[str, list[str]] = {
         "and the greeter left with code 0",
         "1 passed",  # the ScriptedUser test, run by pytest
     ],
+    "08-a-model-drives-the-agent.ipynb": [
+        "'open_surface', 'patch_surface', 'close_surface', 'wait_for_event', 'say'",
+        "'notes.save_count'",  # the inventory's capabilities, offered to the model (C4)
+        "opened: Counter {'n': 0}",
+        'tool wait_for_event -> {"event": "inc", "data": {"n": 1}}',  # U8: the click
+        'tool ask_choice -> {"answer": "save"}',  # H14: the answer
+        'tool call_capability -> {"status": "completed", "result": {"saved": 1}',  # C10
+        "assistant: Done: counted, asked, saved.",
+        "lineup.v1.app.call",
+        "H6 unknown_instance",  # a refused tool call comes back as an error to read
+    ],
 }
 
 

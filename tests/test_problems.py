@@ -245,3 +245,18 @@ def test_a_capability_declared_again_replaces_the_first(host: Host, risk: str) -
     assert list(host.capabilities).count("demo.value") == 1
     entry = host.capabilities.get("demo.value")
     assert entry is not None and entry.handler is not None and entry.handler({}) == {"v": 2}
+
+
+def test_closures_made_by_one_factory_are_different_handlers(host: Host) -> None:
+    agent = opened(host)
+    seen: list[str] = []
+
+    def register(tag: str) -> None:
+        @agent.on_event("x")
+        def on_x(event: SurfaceEvent) -> None:
+            seen.append(tag)
+
+    register("first")
+    register("second")
+    host.user_event("w", "x")
+    assert seen == ["first", "second"]

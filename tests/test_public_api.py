@@ -69,9 +69,9 @@ def test_every_public_name_is_exported_and_nothing_else() -> None:
         assert public <= exported, public - exported
 
 
-def test_the_testing_kit_is_one_name() -> None:
+def test_the_testing_kit_is_two_names() -> None:
     """lineup_jupyter.testing, for agent authors' tests (docs/agents.md)."""
-    assert lineup_jupyter.testing.__all__ == ["ScriptedUser"]
+    assert lineup_jupyter.testing.__all__ == ["ScriptedModel", "ScriptedUser"]
 
 
 def test_the_contract_names_exist() -> None:
