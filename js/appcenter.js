@@ -3,10 +3,11 @@
 // in the kernel is the truth; this view never changes anything by itself.
 //
 // Synced:      apps [{id, name, version, enabled, previous, versions, surfaces, source}],
-//              trust {mode, allowed, keys}, verification {app_id: [problem, ...]}
+//              trust {mode, allowed, keys}, verification {app_id: [problem, ...]},
+//              available [{id, name}]  (shipped apps not installed)
 // Kernel ->:   {kind: "notice", text}  (an action the kernel refused, said in a sentence)
-// View ->:     {kind: "enable" | "disable" | "rollback", app_id} | {kind: "verify"} |
-//              {kind: "refresh"}
+// View ->:     {kind: "enable" | "disable" | "rollback" | "remove" | "install", app_id} |
+//              {kind: "verify"} | {kind: "refresh"}
 
 import { button, element } from "./dom.js";
 import { trustText } from "./trust.js";
@@ -35,6 +36,15 @@ const STYLE = `
 .lineup-apps button { margin-right: 4px; }
 .lineup-apps button:focus-visible { outline: 2px solid var(--jp-brand-color1, #1976d2); }
 `;
+
+const REMOVE_CONFIRM_MS = 5000;
+
+/** The installed versions above the current one (after a rollback), oldest first: `versions`
+ * comes sorted by SemVer. @param {AppRow} app */
+export function newerVersions(app) {
+  const at = app.versions.indexOf(app.version);
+  return at < 0 ? [] : app.versions.slice(at + 1);
+}
 
 /** @param {{ model: Model, el: HTMLElement, signal?: AbortSignal }} context */
 function render({ model, el, signal }) {
@@ -75,6 +85,29 @@ function render({ model, el, signal }) {
     return node;
   };
 
+  /** Remove cannot be undone: the first click asks, a second within a few seconds removes.
+   * @param {AppRow} app */
+  const removeButton = (app) => {
+    const node = button("lineup-apps-remove", "Remove");
+    node.setAttribute("aria-label", `Remove ${app.name}`);
+    node.title = "Uninstall every version (cannot be undone)";
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    let asking;
+    node.addEventListener("click", () => {
+      if (asking === undefined) {
+        node.textContent = `Remove ${app.name} for good?`;
+        asking = setTimeout(() => {
+          asking = undefined;
+          node.textContent = "Remove";
+        }, REMOVE_CONFIRM_MS);
+        return;
+      }
+      clearTimeout(asking);
+      send({ kind: "remove", app_id: app.id });
+    });
+    return node;
+  };
+
   const draw = () => {
     const summary = /** @type {TrustSummary | undefined} */ (model.get("trust"));
     trust.textContent = trustText(summary);
@@ -92,6 +125,11 @@ function render({ model, el, signal }) {
       name.title = `surfaces: ${app.surfaces.join(", ")}\nfrom: ${app.source}`;
       const version = element("td", "", app.version);
       if (app.versions.length > 1) version.title = `installed: ${app.versions.join(", ")}`;
+      const newer = newerVersions(app);
+      if (newer.length) {
+        // After a rollback the newer version is still installed: say so, and how to return.
+        version.append(element("div", "lineup-apps-id", `newer installed: ${newer.join(", ")} (host.apps.upgrade)`));
+      }
       const state = element("td", app.enabled ? "lineup-apps-good" : "", app.enabled ? "enabled" : "disabled");
       const problems = verification[app.id];
       const verified = element(
@@ -107,12 +145,28 @@ function render({ model, el, signal }) {
           : action("Enable", "enable", app, "Let agents see and open it"),
       );
       if (app.previous) {
-        actions.append(action("Roll back", "rollback", app, `Make ${app.previous} current again`));
+        actions.append(action(`Roll back to ${app.previous}`, "rollback", app, `Make ${app.previous} current again`));
       }
+      actions.append(removeButton(app));
       row.append(name, version, state, verified, actions);
       rows.push(row);
     }
-    if (!apps.length) {
+    const available = /** @type {{ id: string, name: string }[]} */ (model.get("available") ?? []);
+    for (const shipped of available) {
+      const row = element("tr", "lineup-apps-available");
+      row.dataset.appId = shipped.id;
+      const name = element("td", "");
+      name.append(element("div", "", shipped.name), element("div", "lineup-apps-id", shipped.id));
+      const install = button("lineup-apps-install", "Install");
+      install.setAttribute("aria-label", `Install ${shipped.id}`);
+      install.title = "Install this app shipped with lineup-jupyter";
+      install.addEventListener("click", () => send({ kind: "install", app_id: shipped.id }));
+      const cell = element("td", "");
+      cell.append(install);
+      row.append(name, element("td", "", ""), element("td", "", "not installed"), element("td", "", ""), cell);
+      rows.push(row);
+    }
+    if (!apps.length && !available.length) {
       const empty = element("td", "", "No app is installed. host.apps.install(...) or `lineup app install` adds one.");
       empty.setAttribute("colspan", "5");
       const row = element("tr", "");
@@ -129,6 +183,7 @@ function render({ model, el, signal }) {
   model.on("change:apps", draw);
   model.on("change:trust", draw);
   model.on("change:verification", draw);
+  model.on("change:available", draw);
   model.on("msg:custom", onCustom);
   draw();
 
@@ -136,6 +191,7 @@ function render({ model, el, signal }) {
     model.off("change:apps", draw);
     model.off("change:trust", draw);
     model.off("change:verification", draw);
+    model.off("change:available", draw);
     model.off("msg:custom", onCustom);
     style.remove();
     root.remove();

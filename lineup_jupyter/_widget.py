@@ -18,6 +18,7 @@ import io
 import logging
 import pathlib
 import threading
+from collections.abc import Callable
 from html import escape
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,7 @@ import traitlets
 
 from . import _inspector as inspector
 from . import _static as static
+from ._apps import shipped_apps
 from ._bus import Record
 from ._components import ComponentChange
 from ._errors import UsageError
@@ -248,10 +250,11 @@ class HostWidget(anywidget.AnyWidget):
 
 class AppCenterWidget(anywidget.AnyWidget):
     """What ``display(host.apps)`` shows: the installed apps, their state, the last
-    verification, and buttons to enable, disable, roll back and verify (docs/apps.md).
+    verification, and buttons to enable, disable, roll back, remove (asked twice: it cannot
+    be undone) and verify; the shipped apps not installed yet, with Install (docs/apps.md).
 
     The registry is the truth; the view only asks the kernel to act and redraws from the
-    synced traits. Removing an app is left to Python and the CLI: it cannot be undone.
+    synced traits.
     """
 
     _esm = APP_CENTER_BUNDLE if APP_CENTER_BUNDLE.exists() else _MISSING_BUNDLE
@@ -259,14 +262,18 @@ class AppCenterWidget(anywidget.AnyWidget):
     trust = traitlets.Dict().tag(sync=True)  # BundleTrust.summary(): the mode is visible (H37)
     # app id -> problems found by the last verification ([] = every cached bundle verified)
     verification = traitlets.Dict().tag(sync=True)
+    # The shipped apps that are not installed: [{id, name}], each with an Install button.
+    available = traitlets.List(trait=traitlets.Dict()).tag(sync=True)
 
     def __init__(self, center: AppCenter) -> None:
         super().__init__()
         self._center = center
-        self._actions = {
+        self._actions: dict[str, Callable[[str], object]] = {
             "enable": center.enable,
             "disable": center.disable,
             "rollback": center.rollback,
+            "remove": center.remove,
+            "install": self._install_shipped,
         }
         self.trust = center.trust.summary()
         self._refresh()
@@ -274,7 +281,21 @@ class AppCenterWidget(anywidget.AnyWidget):
         self.on_msg(self._on_message)
 
     def _refresh(self) -> None:
-        self.apps = [dataclasses.asdict(info) for info in self._center.list()]
+        installed = self._center.list()
+        self.apps = [dataclasses.asdict(info) for info in installed]
+        ids = {info.id for info in installed}
+        self.available = [
+            {"id": app_id, "name": folder.name}
+            for app_id, folder in shipped_apps().items()
+            if app_id not in ids
+        ]
+
+    def _install_shipped(self, app_id: str) -> object:
+        """Only a shipped app installs from the view: any other source is the user's to name
+        in Python or the CLI, never a string a view sends."""
+        if app_id not in shipped_apps():
+            raise UsageError(f"[lineup] {app_id!r} is not an app shipped with lineup-jupyter")
+        return self._center.install(app_id)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return _with_static(super()._repr_mimebundle_(**kwargs), *static.apps_static(self._center))

@@ -275,10 +275,37 @@ def test_the_app_center_views_verify_names_a_damaged_bundle(
     assert "canvas" in problem and "changed" in problem
 
 
+def test_the_app_center_view_installs_shipped_apps_and_removes_apps(
+    host: Host, center_view: Any
+) -> None:
+    """G2: the shipped apps not installed are offered; Install and Remove act in the kernel."""
+    assert {app["id"] for app in center_view.available} == {
+        "com.lineup.svg-canvas",
+        "com.lineup.weather.dashboard",
+        "com.lineup.state-chart",
+    }
+    center_view._on_message(center_view, {"kind": "install", "app_id": "com.lineup.svg-canvas"}, [])
+    assert [app["id"] for app in center_view.apps] == ["com.lineup.svg-canvas"]
+    assert "com.lineup.svg-canvas" not in {app["id"] for app in center_view.available}
+    center_view._on_message(center_view, {"kind": "remove", "app_id": "com.lineup.svg-canvas"}, [])
+    assert center_view.apps == [] and host.apps.list() == []
+    assert len(center_view.available) == 3
+
+
+def test_the_app_center_view_installs_nothing_but_a_shipped_app(
+    host: Host, center_view: Any, tmp_path: Any
+) -> None:
+    """H30: a view names no source; a folder path sent as an app id is refused, in a sentence."""
+    center_view._on_message(center_view, {"kind": "install", "app_id": str(tmp_path)}, [])
+    assert center_view.apps == []
+    assert center_view.sent[-1]["kind"] == "notice"
+    assert "is not an app shipped with lineup-jupyter" in center_view.sent[-1]["text"]
+
+
 def test_the_app_center_view_ignores_what_it_does_not_understand(
     host: Host, center_view: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
-    center_view._on_message(center_view, {"kind": "remove", "app_id": "x"}, [])
+    center_view._on_message(center_view, {"kind": "format_disk", "app_id": "x"}, [])
     center_view._on_message(center_view, "not a dict", [])
     assert center_view.sent == []
     assert "[lineup] the app center view sent" in caplog.text
