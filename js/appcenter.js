@@ -9,7 +9,7 @@
 // View ->:     {kind: "enable" | "disable" | "rollback" | "remove" | "install", app_id} |
 //              {kind: "verify"} | {kind: "refresh"}
 
-import { button, element } from "./dom.js";
+import { ACCEPT, STYLED, button, element } from "./dom.js";
 import { trustText } from "./trust.js";
 
 /**
@@ -53,9 +53,9 @@ function render({ model, el, signal }) {
   const root = element("div", "lineup-apps");
   const bar = element("div", "lineup-apps-bar");
   const trust = element("span", "lineup-apps-trust");
-  const verify = button("lineup-apps-verify", "Verify all");
+  const verify = button(`lineup-apps-verify ${STYLED}`, "Verify all");
   verify.title = "Re-hash every cached bundle of every installed version";
-  const refresh = button("lineup-apps-refresh", "Refresh");
+  const refresh = button(`lineup-apps-refresh ${STYLED}`, "Refresh");
   refresh.title = "Read the registry again (another kernel or the CLI may have changed it)";
   const notice = element("div", "lineup-apps-notice");
   notice.setAttribute("role", "alert");
@@ -78,7 +78,7 @@ function render({ model, el, signal }) {
 
   /** @param {string} label @param {string} kind @param {AppRow} app @param {string} title */
   const action = (label, kind, app, title) => {
-    const node = button(`lineup-apps-${kind}`, label);
+    const node = button(`lineup-apps-${kind} ${STYLED}`, label);
     node.title = title;
     node.setAttribute("aria-label", `${label} ${app.name}`);
     node.addEventListener("click", () => send({ kind, app_id: app.id }));
@@ -88,7 +88,7 @@ function render({ model, el, signal }) {
   /** Remove cannot be undone: the first click asks, a second within a few seconds removes.
    * @param {AppRow} app */
   const removeButton = (app) => {
-    const node = button("lineup-apps-remove", "Remove");
+    const node = button(`lineup-apps-remove ${STYLED}`, "Remove");
     node.setAttribute("aria-label", `Remove ${app.name}`);
     node.title = "Uninstall every version (cannot be undone)";
     /** @type {ReturnType<typeof setTimeout> | undefined} */
@@ -157,7 +157,7 @@ function render({ model, el, signal }) {
       row.dataset.appId = shipped.id;
       const name = element("td", "");
       name.append(element("div", "", shipped.name), element("div", "lineup-apps-id", shipped.id));
-      const install = button("lineup-apps-install", "Install");
+      const install = button(`lineup-apps-install ${ACCEPT}`, "Install");
       install.setAttribute("aria-label", `Install ${shipped.id}`);
       install.title = "Install this app shipped with lineup-jupyter";
       install.addEventListener("click", () => send({ kind: "install", app_id: shipped.id }));

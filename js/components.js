@@ -14,7 +14,7 @@ import {
   MARKDOWN_LINK_SCHEMES,
   MARKDOWN_TAGS,
 } from "./protocol.generated.js";
-import { element } from "./dom.js";
+import { ACCEPT, STYLED, element } from "./dom.js";
 
 /**
  * @typedef {{ component_id: string, kind: string, [field: string]: any }} ComponentView
@@ -41,7 +41,7 @@ export const COMPONENT_STYLE = `
 .lineup-progress-bar { width: 100%; }
 .lineup-kind-error { border-color: var(--jp-error-color1, #d32f2f); color: var(--jp-error-color1, #d32f2f); }
 .lineup-question fieldset { border: 0; margin: 0; padding: 0; min-width: 0; }
-.lineup-question legend, .lineup-prompt { padding: 0; margin-bottom: 4px; white-space: pre-wrap; }
+.lineup-question legend, .lineup-question-prompt { padding: 0; margin-bottom: 4px; white-space: pre-wrap; }
 .lineup-option { display: block; margin: 2px 0; }
 .lineup-actions { display: flex; gap: 8px; margin-top: 6px; }
 .lineup-actions button { cursor: pointer; }
@@ -111,7 +111,7 @@ function safeLink(href) {
  * @param {"button" | "submit"} [type]
  */
 function button(text, onClick, type = "button") {
-  const node = /** @type {HTMLButtonElement} */ (element("button", "", text));
+  const node = /** @type {HTMLButtonElement} */ (element("button", type === "submit" ? ACCEPT : STYLED, text));
   node.type = type;
   if (type === "button") node.addEventListener("click", onClick);
   return node;
@@ -289,14 +289,14 @@ function drawQuestion(card, view, answer) {
     actions.append(button(String(view.submit_label), () => {}, "submit"));
     actions.append(button(String(view.cancel_label), () => finish("cancelled")));
   } else if (view.kind === "confirm") {
-    fieldset.append(element("p", "lineup-prompt", String(view.prompt)));
+    fieldset.append(element("p", "lineup-question-prompt", String(view.prompt)));
     collect = () => ({ value: true });
     actions.append(button(String(view.confirm_label), () => {}, "submit"));
     actions.append(button(String(view.cancel_label), () => finish("answered", false)));
   } else {
     const label = /** @type {HTMLLabelElement} */ (element("label", ""));
-    label.append(element("div", "lineup-prompt", String(view.prompt)));
-    const input = /** @type {HTMLInputElement} */ (element("input", ""));
+    label.append(element("div", "lineup-question-prompt", String(view.prompt)));
+    const input = /** @type {HTMLInputElement} */ (element("input", STYLED));
     const number = view.input_type === "number";
     input.type = number ? "number" : "text";
     if (view.placeholder !== undefined) input.placeholder = String(view.placeholder);

@@ -24,3 +24,11 @@ export function button(className, text) {
   node.type = "button";
   return node;
 }
+
+/**
+ * JupyterLab's own button and input styles (theme-aware, light and dark): the host's controls
+ * look like JupyterLab's, never like something a surface drew inside its frame.
+ */
+export const STYLED = "jp-mod-styled";
+/** The button that says yes (Submit, Confirm, Allow): JupyterLab's accent. */
+export const ACCEPT = "jp-mod-styled jp-mod-accept";

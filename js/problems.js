@@ -3,7 +3,7 @@
 // in a log nobody reads. A problem that belongs to a surface is drawn in that surface's card;
 // the others under the agents' lines. Strings go in as text (dom.js).
 
-import { button, element } from "./dom.js";
+import { STYLED, button, element } from "./dom.js";
 
 /**
  * @typedef {{ seq: number, source: string, where: string, message: string, traceback: string,
@@ -52,7 +52,7 @@ export function mountProblems({ model, container, slotFor }) {
         drawn.push(box);
       } else loose.push(box);
     }
-    const clear = button("lineup-handler-problems-clear", "Dismiss");
+    const clear = button(`lineup-handler-problems-clear ${STYLED}`, "Dismiss");
     clear.title = "Forget these problems (host.problems.clear()); the inspector keeps them";
     clear.addEventListener("click", () => model.send({ kind: "clear_problems" }));
     const count = `${problems.length} ${problems.length === 1 ? "problem" : "problems"}`;

@@ -3,7 +3,7 @@
 // draws in its own output, maybe far above. "Show" scrolls it into view; once it is decided or
 // answered, the line says how. Strings go in as text (dom.js).
 
-import { button, element } from "./dom.js";
+import { STYLED, button, element } from "./dom.js";
 
 /**
  * @typedef {{ get(name: string): any, on(name: string, callback: () => void): void,
@@ -42,7 +42,7 @@ function render({ model, el, signal }) {
   style.textContent = STYLE;
   const line = element("div", "lineup-waiting");
   const text = element("span", "lineup-waiting-text");
-  const show = button("lineup-waiting-show jp-Button", "Show");
+  const show = button(`lineup-waiting-show ${STYLED}`, "Show");
   const note = element("span", "lineup-waiting-note");
   line.append(text, show, note);
   el.append(style, line);
