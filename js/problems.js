@@ -7,7 +7,7 @@ import { STYLED, button, element } from "./dom.js";
 
 /**
  * @typedef {{ seq: number, source: string, where: string, message: string, traceback: string,
- *   agent_id: string | null, instance_id: string | null, at: string }} ProblemView
+ *   agent_id: string | null, instance_id: string | null, at: string, count?: number }} ProblemView
  * @typedef {{ get(name: string): any, send(content: object): void,
  *   on(name: string, callback: () => void): void,
  *   off(name: string, callback: () => void): void }} Model
@@ -15,7 +15,9 @@ import { STYLED, button, element } from "./dom.js";
 
 /** The one line a problem reads as. @param {ProblemView} problem */
 export function problemTitle(problem) {
-  return `${problem.where} raised ${problem.message}`;
+  const again = (problem.count ?? 1) > 1 ? ` (${problem.count} times)` : "";
+  const verb = problem.source === "surface" ? ":" : " raised";
+  return `${problem.where}${verb} ${problem.message}${again}`;
 }
 
 /** @param {ProblemView} problem @returns {HTMLElement} */
@@ -56,7 +58,7 @@ export function mountProblems({ model, container, slotFor }) {
     clear.title = "Forget these problems (host.problems.clear()); the inspector keeps them";
     clear.addEventListener("click", () => model.send({ kind: "clear_problems" }));
     const count = `${problems.length} ${problems.length === 1 ? "problem" : "problems"}`;
-    const heading = element("div", "lineup-handler-problems-heading", `${count} in your handlers (host.problems)`);
+    const heading = element("div", "lineup-handler-problems-heading", `${count} (host.problems)`);
     heading.append(clear);
     container.replaceChildren(heading, ...loose);
     container.hidden = problems.length === 0;

@@ -360,6 +360,11 @@ class SurfaceWatcher:
         with host._lock:  # the generation read must be this open's, not a later one's
             surface._open(agent, instance_id, state, _dev_version(surface.version, 1))
             self._generation = host.surfaces[instance_id].generation
+        # A script error the open bundle's bridge reports (a syntax error saved, a throwing
+        # onState) is this watcher's last_error too: the bundle opened, but does not work.
+        newest = host.problems.newest()
+        self._problems_seen = newest.seq if newest is not None else 0
+        self._unwatch_problems = host.problems.watch(self._on_problem)
         self._task: asyncio.Task[None] | None = None
         try:
             self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
@@ -459,8 +464,20 @@ class SurfaceWatcher:
             self._surface = fresh
             self.reloads += 1
             self.last_error = None
+            newest = host.problems.newest()  # what the old bundle did wrong is not this one's
+            self._problems_seen = newest.seq if newest is not None else 0
         logger.info("[lineup] surface %r reopened as %s", self.instance_id, self.version)
         return True
+
+    def _on_problem(self) -> None:
+        problem = self.agent.host.problems.newest()
+        if (
+            problem is not None
+            and problem.source == "surface"
+            and problem.instance_id == self.instance_id
+            and problem.seq > self._problems_seen
+        ):
+            self.last_error = UsageError(f"[lineup] {problem}")
 
     def _report(self, error: Exception) -> None:
         self.last_error = error
@@ -477,6 +494,7 @@ class SurfaceWatcher:
                 return
             self._status = status
             self._stopped.set()
+        self._unwatch_problems()
         if status in ("closed", "replaced"):
             logger.info("[lineup] surface %r was %s; stopped watching", self.instance_id, status)
         if self._task is not None and self._loop is not None:

@@ -14,6 +14,7 @@ loop thread of their own (a plain script): what they raise is reported the same 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import itertools
 import logging
@@ -34,6 +35,7 @@ logger = logging.getLogger("lineup_jupyter")
 
 PROBLEMS_KEPT = 50  # the newest problems; older ones stay in the history until it rolls over
 TRACEBACK_CHARS = 8_000  # the end of a traceback is where the error is
+MESSAGE_CHARS = 500
 
 
 @dataclass(frozen=True)
@@ -41,13 +43,14 @@ class Problem:
     """One failure to show: where it happened, what was raised, and its traceback."""
 
     seq: int
-    source: str  # "handler": a function the user registered with an agent or the host
+    source: str  # "handler": a function the user registered; "surface": a surface's script
     where: str  # "handler refresh() for ui.event 'refresh'"
     message: str  # "ZeroDivisionError: division by zero"
     traceback: str
     agent_id: str | None = None
     instance_id: str | None = None
     at: str = ""
+    count: int = 1  # the same problem again, right after: counted, not listed again
 
     def to_view(self) -> dict[str, Any]:
         return {
@@ -59,10 +62,12 @@ class Problem:
             "agent_id": self.agent_id,
             "instance_id": self.instance_id,
             "at": self.at,
+            "count": self.count,
         }
 
     def __str__(self) -> str:
-        return f"{self.where}: {self.message}"
+        again = f" ({self.count} times)" if self.count > 1 else ""
+        return f"{self.where}: {self.message}{again}"
 
 
 class Problems:
@@ -84,27 +89,64 @@ class Problems:
         source: str = "handler",
     ) -> Problem:
         text = "".join(traceback.format_exception(exc))
-        if len(text) > TRACEBACK_CHARS:
-            text = "…\n" + text[-TRACEBACK_CHARS:]
+        return self.add(
+            where,
+            f"{type(exc).__name__}: {exc}",
+            text,
+            agent_id=agent_id,
+            instance_id=instance_id,
+            source=source,
+        )
+
+    def add(
+        self,
+        where: str,
+        message: str,
+        details: str = "",
+        *,
+        agent_id: str | None = None,
+        instance_id: str | None = None,
+        source: str = "handler",
+    ) -> Problem:
+        """Keep one problem (``details``: a traceback or a stack, its end kept). The same one
+        again right after the last is counted on it instead of listed twice."""
+        if len(details) > TRACEBACK_CHARS:
+            details = "…\n" + details[-TRACEBACK_CHARS:]
+        message = message if len(message) <= MESSAGE_CHARS else message[:MESSAGE_CHARS] + "…"
         with self._lock:
-            problem = Problem(
-                next(self._seq),
+            last = self._items[-1] if self._items else None
+            if last is not None and (last.source, last.where, last.message, last.instance_id) == (
                 source,
                 where,
-                f"{type(exc).__name__}: {exc}",
-                text,
-                agent_id,
+                message,
                 instance_id,
-                datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
-            )
-            self._items.append(problem)
-        logger.error("[lineup] %s raised %s", where, problem.message)
+            ):
+                problem = dataclasses.replace(last, count=last.count + 1)
+                self._items[-1] = problem
+            else:
+                problem = Problem(
+                    next(self._seq),
+                    source,
+                    where,
+                    message,
+                    details,
+                    agent_id,
+                    instance_id,
+                    datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
+                )
+                self._items.append(problem)
+        if problem.count == 1:
+            logger.error("[lineup] %s: %s", where, message)
         self._watchers.notify()
         return problem
 
     def watch(self, watcher: Callable[[], None]) -> Callable[[], None]:
         """Call ``watcher()`` after every change (possibly on another thread)."""
         return self._watchers.add(watcher)
+
+    def newest(self) -> Problem | None:
+        with self._lock:
+            return self._items[-1] if self._items else None
 
     def clear(self) -> None:
         """Forget what was shown (the history keeps its handler_error records)."""

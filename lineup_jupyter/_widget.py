@@ -44,6 +44,8 @@ __all__ = ["AppCenterWidget", "HostWidget", "InspectorWidget", "WaitingWidget", 
 logger = logging.getLogger("lineup_jupyter")
 
 MAX_EVENTS_PER_MESSAGE = 1000
+# What a surface's bridge reports (js/bridge.js): uncaught errors and rejections, its console.
+SURFACE_PROBLEM_LEVELS = ("error", "rejection", "console.error", "console.warn", "silent")
 COMPONENTS_INTERVAL = 0.05  # seconds between two sends of the components list, at least
 STATIC = pathlib.Path(__file__).parent / "static"
 BUNDLE = STATIC / "lineup.js"
@@ -177,6 +179,26 @@ class HostWidget(anywidget.AnyWidget):
     def _refresh_agents(self) -> None:
         self.agents = [agent.view() for agent in self._host.remote_agents]
 
+    def _surface_problem(self, instance_id: str, content: dict[str, Any]) -> None:
+        """What a surface's script got wrong, as its bridge reported it (an uncaught error, a
+        rejected promise, console.error or console.warn, a script that never ran): text only,
+        bounded by the bridge, the shell's rate limit and Problems; shown like a handler's."""
+        surface = self._host.surfaces.get(instance_id)
+        if surface is None:
+            return  # closed meanwhile: nobody to show it next to
+        level = content.get("level")
+        level = level if level in SURFACE_PROBLEM_LEVELS else "error"
+        text = content.get("text")
+        stack = content.get("stack")
+        self._host.problems.add(
+            f"surface {instance_id!r} ({level})",
+            str(text)[:500] if text is not None else "(no message)",
+            str(stack)[:4000] if isinstance(stack, str) else "",
+            agent_id=surface.owner,
+            instance_id=instance_id,
+            source="surface",
+        )
+
     def _refresh_problems(self) -> None:
         # Bounded: the host keeps the newest few (PROBLEMS_KEPT), each traceback cut.
         self.problems = [problem.to_view() for problem in self._host.problems]
@@ -240,6 +262,8 @@ class HostWidget(anywidget.AnyWidget):
                 )
         elif kind == "clear_problems":
             self._host.problems.clear()
+        elif kind == "surface_problem" and isinstance(instance_id, str):
+            self._surface_problem(instance_id, content)
         elif kind in ("consent_sync", "consent_decide", "consent_revoke"):
             self._host._broker.views.message(content)
         else:  # only a bug of ours (or a hand-made comm message) gets here

@@ -680,3 +680,18 @@ def test_stop_ends_the_polling_thread_at_once(
     assert len(watching_threads()) == 1
     watcher.stop()  # not an hour from now: it holds the agent and the host meanwhile
     user.wait_for(lambda: not watching_threads(), "the watching thread to end")
+
+
+def test_a_script_error_the_surface_reports_is_the_watchers_last_error(
+    folder: Path, user: ScriptedUser, agent: Agent
+) -> None:
+    """Issue 15: a bundle that opened but throws (a syntax error saved, a bad onState) is
+    not silent: its bridge's report is last_error, until a save that reopens it."""
+    widget = user.host.widget
+    with Surface.from_dir(folder).watch(agent, "demo", interval=HOUR) as w:
+        problem = {"kind": "surface_problem", "instance_id": "demo", "level": "error"}
+        widget._on_message(widget, {**problem, "text": "SyntaxError: Unexpected token"}, [])
+        assert isinstance(w.last_error, UsageError)
+        assert "surface 'demo' (error): SyntaxError: Unexpected token" in str(w.last_error)
+        save(folder / "main.js", JS + "\n// fixed")
+        assert w.check() is True and w.last_error is None

@@ -77,17 +77,19 @@ def test_problems_are_bounded_and_tracebacks_cut(host: Host) -> None:
     def deep(event: SurfaceEvent) -> None:
         def down(n: int) -> None:
             if n == 0:
-                raise ValueError("x" * 20_000)
+                raise ValueError(str(event.data["i"]) + "x" * 20_000)
             down(n - 1)
 
         down(50)
 
-    for _ in range(60):
-        host.user_event("w", "deep")
+    for i in range(60):
+        host.user_event("w", "deep", {"i": i})
     problems = list(host.problems)
     assert len(problems) == 50  # PROBLEMS_KEPT: the newest
     assert problems[-1].seq == 60
-    assert all(len(p.traceback) <= 8_002 for p in problems)
+    assert all(len(p.traceback) <= 8_002 and len(p.message) <= 501 for p in problems)
+    host.user_event("w", "deep", {"i": 59})  # the same failure again: counted, not listed
+    assert (len(host.problems), host.problems[-1].count) == (50, 2)
 
 
 def test_the_view_gets_the_problems_and_can_dismiss_them(host: Host) -> None:
@@ -260,3 +262,47 @@ def test_closures_made_by_one_factory_are_different_handlers(host: Host) -> None
     register("second")
     host.user_event("w", "x")
     assert seen == ["first", "second"]
+
+
+# ---- a surface's own script ----------------------------------------------------------------
+
+
+def test_a_surface_reported_error_is_a_problem_next_to_it(host: Host) -> None:
+    """Issue 15: uncaught errors, rejections and console.error from a surface's script, as its
+    bridge reports them, are shown like a handler's: bounded text, counted when repeated."""
+    widget = host.widget
+    opened(host)
+    report = {"kind": "surface_problem", "instance_id": "w", "level": "console.error"}
+    widget._on_message(widget, {**report, "text": "x" * 5000, "stack": "at f (srcdoc:1)"}, [])
+    widget._on_message(widget, {**report, "text": "x" * 5000, "stack": "at f (srcdoc:1)"}, [])
+    (problem,) = list(host.problems)
+    assert problem.source == "surface" and problem.instance_id == "w" and problem.agent_id == "a"
+    assert problem.where == "surface 'w' (console.error)" and problem.count == 2
+    assert len(problem.message) <= 501 and problem.traceback == "at f (srcdoc:1)"
+    assert widget.problems[0]["count"] == 2
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        {"kind": "surface_problem", "instance_id": "gone", "text": "x"},  # no such surface
+        {"kind": "surface_problem", "instance_id": 5, "text": "x"},
+    ],
+)
+def test_a_surface_problem_for_no_open_surface_changes_nothing(
+    host: Host, content: dict[str, Any]
+) -> None:
+    widget = host.widget
+    opened(host)
+    widget._on_message(widget, content, [])
+    assert list(host.problems) == []
+
+
+def test_an_unknown_level_is_reported_as_an_error(host: Host) -> None:
+    widget = host.widget
+    opened(host)
+    widget._on_message(
+        widget, {"kind": "surface_problem", "instance_id": "w", "level": "<b>", "text": 7}, []
+    )
+    (problem,) = list(host.problems)
+    assert problem.where == "surface 'w' (error)" and problem.message == "7"

@@ -17,3 +17,18 @@ test("a problem reads as where it happened and what was raised", () => {
   };
   assert.equal(problemTitle(problem), "agent 'a': on_go() for ui.event 'go' raised ZeroDivisionError: division by zero");
 });
+
+test("a surface's problem reads as where, then what, with how many times", () => {
+  const problem = {
+    seq: 2,
+    source: "surface",
+    where: "surface 'w' (agent 'a')",
+    message: "TypeError: x is undefined",
+    traceback: "",
+    agent_id: "a",
+    instance_id: "w",
+    at: "",
+    count: 3,
+  };
+  assert.equal(problemTitle(problem), "surface 'w' (agent 'a'): TypeError: x is undefined (3 times)");
+});
