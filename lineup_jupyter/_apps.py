@@ -284,6 +284,14 @@ class AppCenter:
         read = read_source(source, integrity, self.limits)
         where = read.location
         manifest = load_manifest(read.files[MANIFEST_NAME], where, self.limits.max_file_bytes)
+        shipped_folder = shipped_apps().get(manifest.id)
+        if shipped_folder is not None and not (
+            read.kind == "folder" and Path(read.location) == shipped_folder.resolve()
+        ):
+            raise UsageError(
+                f"[lineup] {where}: the id {manifest.id} is reserved for the app that comes "
+                "with lineup-jupyter (install it by its id); give this app an id of its own"
+            )
         framings = build_bundles(manifest, read.files, where, self.max_bundle_bytes)
         return manifest, framings, read.kind, read.location
 
@@ -390,11 +398,19 @@ class AppCenter:
         return info
 
     def remove(self, app_id: str) -> None:
-        """Uninstall every version; cached bundles no other app uses are deleted."""
+        """Uninstall every version; cached bundles no installed version uses are deleted.
+
+        Crash-safe: the registry forgets the app in one committed transaction first, and
+        only then are unused cache files deleted (in a second one, so no install in another
+        kernel writes a file meanwhile that this one would take for unused). A process
+        killed in between leaves unused files, never a listed app without its bundle; the
+        next ``remove`` deletes them."""
         with self._transaction() as db:
             self._current(db, app_id)
             db.execute("DELETE FROM versions WHERE app_id = ?", (app_id,))
             db.execute("DELETE FROM apps WHERE id = ?", (app_id,))
+        self._changed(app_id, "removed")
+        with self._transaction() as db:
             used = {
                 _cache_name(integrity)
                 for (text,) in db.execute("SELECT integrities FROM versions")
@@ -403,7 +419,6 @@ class AppCenter:
             for blob in self.cache.glob("*.bundle"):
                 if blob.name not in used:
                     blob.unlink(missing_ok=True)
-        self._changed(app_id, "removed")
 
     # ---- reading ---------------------------------------------------------------------
 
