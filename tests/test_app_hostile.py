@@ -15,6 +15,7 @@ import json
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import tarfile
@@ -33,6 +34,7 @@ from lineup_jupyter import Host, UsageError, shipped_apps
 from lineup_jupyter._app_sources import InstallLimits
 from lineup_jupyter._apps import AppCenter
 
+from .conftest import envelope
 from .test_apps import APP, archive_with, blobs, sri, write_app, zipped
 
 INSTALL = [sys.executable, "-m", "lineup_jupyter", "app", "--home"]
@@ -472,3 +474,28 @@ def test_h30_upgrade_cannot_claim_a_shipped_id_either(host: Host, tmp_path: Path
     impostor = write_app(tmp_path / "i", app_id=manifest["id"], version="99.0.0")
     with pytest.raises(UsageError, match="reserved"):
         host.apps.upgrade(impostor)
+
+
+# ---- an app installed before this version's checks ---------------------------------------------
+
+
+def test_c6_an_app_stored_with_a_schema_this_version_refuses_is_listed_not_offered(
+    host: Host, tmp_path: Path, lineup_home: Path
+) -> None:
+    """An app installed by an earlier version with an event schema that is now refused (a
+    remote $ref, issue 14) does not break the app center: it is listed, left out of the
+    inventory, refused on open with the reason, and verify() names the manifest."""
+    host.apps.install(write_app(tmp_path / "a"))
+    manifest = json.loads((tmp_path / "a" / "lineup-app.json").read_text())
+    manifest["surfaces"][0]["event_schemas"] = {"save": {"$ref": "http://127.0.0.1:9/x"}}
+    with sqlite3.connect(lineup_home / "apps.sqlite3") as db:  # as the earlier version stored it
+        db.execute("UPDATE versions SET manifest = ?", (json.dumps(manifest),))
+    assert [info.id for info in host.apps.list()] == [APP]
+    assert host.apps.inventory_entries() == []
+    error = host.receive(
+        envelope("ui.open", {"instance_id": "n1", "app": {"id": APP, "surface": "main"}})
+    )
+    assert error is not None and error.code == "unsupported"
+    assert "no longer passes this host's checks" in error.message
+    (problem,) = [result for result in host.apps.verify() if not result.ok]
+    assert problem.surface == "lineup-app.json" and "$ref" in (problem.problem or "")
