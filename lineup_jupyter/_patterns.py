@@ -339,6 +339,8 @@ class _Translator:
     def class_atom(self) -> tuple[str, bool]:
         """One member of a class: its RE2 text, and whether it is a single character."""
         source = self.source
+        if self.at >= len(source):
+            raise self.refuse("a '[' is never closed")
         char = source[self.at]
         if self.unicode_sets:
             if char == "[" or self.startswith("&&", "--"):
