@@ -29,6 +29,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import ValidationError
+
 from ._app_sources import InstallLimits, read_source, sri
 from ._errors import ProtocolError, UsageError
 from ._manifest import (
@@ -125,6 +127,28 @@ def shipped_apps() -> dict[str, Path]:
     for manifest in sorted(_SHIPPED.glob(f"*/{MANIFEST_NAME}")):
         found[json.loads(manifest.read_text("utf-8"))["id"]] = manifest.parent
     return found
+
+
+def _manifest_problem(text: str) -> str | None:
+    """Why a stored manifest no longer passes this version's checks, or None."""
+    try:
+        AppManifest.model_validate_json(text)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "manifest"
+        return (
+            f"the stored manifest no longer passes this version's checks ({where}: "
+            f"{first['msg']}); it is not offered to agents. Remove the app, or reinstall a "
+            "version that passes"
+        )
+    return None
+
+
+def _stored_manifest(text: str) -> AppManifest | None:
+    try:
+        return AppManifest.model_validate_json(text)
+    except ValidationError:
+        return None
 
 
 def _cache_name(integrity: str) -> str:
@@ -284,6 +308,14 @@ class AppCenter:
         read = read_source(source, integrity, self.limits)
         where = read.location
         manifest = load_manifest(read.files[MANIFEST_NAME], where, self.limits.max_file_bytes)
+        shipped_folder = shipped_apps().get(manifest.id)
+        if shipped_folder is not None and not (
+            read.kind == "folder" and Path(read.location) == shipped_folder.resolve()
+        ):
+            raise UsageError(
+                f"[lineup] {where}: the id {manifest.id} is reserved for the app that comes "
+                "with lineup-jupyter (install it by its id); give this app an id of its own"
+            )
         framings = build_bundles(manifest, read.files, where, self.max_bundle_bytes)
         return manifest, framings, read.kind, read.location
 
@@ -296,7 +328,7 @@ class AppCenter:
         ).fetchone()
         return (
             row is not None
-            and AppManifest.model_validate_json(row[0]) == manifest
+            and _stored_manifest(row[0]) == manifest
             and json.loads(row[1]) == {sid: sri(data) for sid, data in framings.items()}
         )
 
@@ -390,11 +422,19 @@ class AppCenter:
         return info
 
     def remove(self, app_id: str) -> None:
-        """Uninstall every version; cached bundles no other app uses are deleted."""
+        """Uninstall every version; cached bundles no installed version uses are deleted.
+
+        Crash-safe: the registry forgets the app in one committed transaction first, and
+        only then are unused cache files deleted (in a second one, so no install in another
+        kernel writes a file meanwhile that this one would take for unused). A process
+        killed in between leaves unused files, never a listed app without its bundle; the
+        next ``remove`` deletes them."""
         with self._transaction() as db:
             self._current(db, app_id)
             db.execute("DELETE FROM versions WHERE app_id = ?", (app_id,))
             db.execute("DELETE FROM apps WHERE id = ?", (app_id,))
+        self._changed(app_id, "removed")
+        with self._transaction() as db:
             used = {
                 _cache_name(integrity)
                 for (text,) in db.execute("SELECT integrities FROM versions")
@@ -403,7 +443,6 @@ class AppCenter:
             for blob in self.cache.glob("*.bundle"):
                 if blob.name not in used:
                     blob.unlink(missing_ok=True)
-        self._changed(app_id, "removed")
 
     # ---- reading ---------------------------------------------------------------------
 
@@ -422,19 +461,21 @@ class AppCenter:
             "SELECT manifest, previous, source FROM versions WHERE app_id = ? AND version = ?",
             (app_id, current),
         ).fetchone()
-        manifest = AppManifest.model_validate_json(manifest_text)
+        # Read as stored, not validated again: a manifest an earlier version accepted and
+        # this one refuses (issue 14's schemas) is still listed, and verify() says why.
+        manifest = json.loads(manifest_text)
         versions = sorted(
             (v for (v,) in db.execute("SELECT version FROM versions WHERE app_id = ?", (app_id,))),
             key=semver_key,
         )
         return AppInfo(
             id=app_id,
-            name=manifest.name,
+            name=manifest["name"],
             version=current,
             enabled=bool(enabled),
             previous=previous,
             versions=tuple(versions),
-            surfaces=tuple(surface.id for surface in manifest.surfaces),
+            surfaces=tuple(surface["id"] for surface in manifest["surfaces"]),
             source=source,
         )
 
@@ -463,9 +504,9 @@ class AppCenter:
                 (app_id,),
             ).fetchone()
             found = None
-            if row is not None:
+            manifest = None if row is None else _stored_manifest(row[2])
+            if row is not None and manifest is not None:  # else: not offered (verify says why)
                 integrities: dict[str, str] = json.loads(row[3])
-                manifest = AppManifest.model_validate_json(row[2])
                 found = (bool(row[0]), row[1], manifest, integrities)
             self._rows[app_id] = found
             return found
@@ -498,7 +539,7 @@ class AppCenter:
     def verify(self, app_id: str | None = None) -> builtins.list[AppVerification]:
         """Re-hash the cached bundles of every installed version (of one app, or all)."""
         with self._lock:
-            query = "SELECT app_id, version, integrities FROM versions"
+            query = "SELECT app_id, version, integrities, manifest FROM versions"
             rows = self._db.execute(
                 query + (" WHERE app_id = ?" if app_id else "") + " ORDER BY app_id",
                 (app_id,) if app_id else (),
@@ -506,7 +547,12 @@ class AppCenter:
         if app_id is not None and not rows:
             raise UsageError(f"[lineup] no app {app_id!r} is installed")
         results = []
-        for found_id, version, text in sorted(rows, key=lambda r: (r[0], semver_key(r[1]))):
+        for found_id, version, text, manifest in sorted(
+            rows, key=lambda r: (r[0], semver_key(r[1]))
+        ):
+            problem = _manifest_problem(manifest)
+            if problem is not None:
+                results.append(AppVerification(found_id, version, MANIFEST_NAME, False, problem))
             for surface_id, integrity in json.loads(text).items():
                 try:
                     self._load(found_id, version, surface_id, integrity)
@@ -532,7 +578,14 @@ class AppCenter:
 
         installed = self._installed(ref.id)
         if installed is None:
-            raise unsupported(f"no app {ref.id!r} is installed on this host")
+            with self._lock:
+                listed = self._db.execute("SELECT 1 FROM apps WHERE id = ?", (ref.id,)).fetchone()
+            raise unsupported(
+                f"app {ref.id!r} is installed, but its manifest no longer passes this host's "
+                "checks (`lineup app verify` says why)"
+                if listed
+                else f"no app {ref.id!r} is installed on this host"
+            )
         enabled, version, manifest, integrities = installed
         if not enabled:
             raise unsupported(f"app {ref.id!r} is disabled (revoked) on this host")

@@ -78,6 +78,9 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     except LineUpError as error:
         print(f"lineup: {error}", file=sys.stderr)
         return 1
+    except (OSError, MemoryError) as error:  # one line, never a traceback, whatever failed
+        print(f"lineup: {type(error).__name__}: {error}", file=sys.stderr)
+        return 1
     finally:
         center.close()
     return 0

@@ -8,12 +8,12 @@ the notebook inserts the same sanitized HTML.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple, Union, cast
 
 from ._errors import ProtocolError
 from ._markdown import render_markdown
+from ._patterns import compile_pattern
 from ._watchers import Watchers
 from .protocol import rules
 from .protocol._models import (
@@ -244,6 +244,8 @@ def _input_problem(spec: InputComponent, value: Any) -> str | None:
         return f"the answer is {length} characters; at least {spec.min_length} are required"
     if spec.max_length is not None and length > spec.max_length:
         return f"the answer is {length} characters; at most {spec.max_length} are allowed"
-    if spec.pattern is not None and re.fullmatch(spec.pattern, value) is None:
+    # compile_pattern accepted it when it was shown (the model's check), and RE2 matches in
+    # time linear in the answer: no answer can hold the kernel (H14).
+    if spec.pattern is not None and not compile_pattern(spec.pattern).fullmatch(value):
         return f"the answer does not match the pattern {spec.pattern!r}"
     return None

@@ -11,6 +11,7 @@ import http.server
 import io
 import json
 import multiprocessing
+import os
 import socket
 import tarfile
 import threading
@@ -212,7 +213,7 @@ def archive_with(entries: list[tuple[str, bytes]], *, kind: str, link: str | Non
         ([("a/../../escape.txt", b"x")], None, "leaves the app's folder"),
         ([("a\\b.txt", b"x")], None, "backslash"),
         ([], "/etc/passwd", "link"),
-        ([(f"f{i}.txt", b"x") for i in range(300)], None, "more than 256 files"),
+        ([(f"f{i}.txt", b"x") for i in range(300)], None, "256 entries"),
         ([("big.bin", b"x" * (2 * 1024 * 1024 + 1))], None, "the limit is"),
     ],
     ids=["dotdot", "absolute", "nested-dotdot", "backslash", "symlink", "many", "oversize"],
@@ -255,14 +256,14 @@ def test_h30_a_file_that_cannot_be_read_is_a_clear_refusal(
 ) -> None:
     """An unreadable file (permissions, or removed mid-install) is a UsageError naming it,
     not a raw OSError, and nothing is installed. (As root, chmod cannot make one.)"""
-    real = Path.read_bytes
+    real = os.open
 
-    def read_bytes(path: Path) -> bytes:
-        if path.name == "index.html":
-            raise PermissionError(13, "Permission denied", str(path))
-        return real(path)
+    def refusing_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if os.fspath(path) == "index.html":
+            raise PermissionError(13, "Permission denied", path)
+        return real(path, flags, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    monkeypatch.setattr(os, "open", refusing_open)
     with pytest.raises(UsageError, match=r"'index.html' cannot be read: Permission denied \(H30\)"):
         host.apps.install(app_dir)
     assert host.apps.list() == []

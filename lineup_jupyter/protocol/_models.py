@@ -7,7 +7,6 @@ fields (host decision H1), so a typo such as ``instanceId`` is an error, not a s
 
 from __future__ import annotations
 
-import re
 from datetime import datetime, timezone
 from typing import Annotated, Any, Literal, Union, get_args
 
@@ -25,6 +24,7 @@ from pydantic import (
     model_validator,
 )
 
+from .._patterns import PatternError, compile_pattern
 from . import _rules as r
 from ._json import size
 
@@ -484,12 +484,9 @@ class InputComponent(_Component):
     def _compiles(cls, value: str | None) -> str | None:
         if value is not None:
             try:
-                re.compile(value)
-            except re.error as exc:
-                raise ValueError(f"H14 pattern is not a regular expression: {exc}") from None
-            risk = _backtracking_risk(value)
-            if risk is not None:
-                raise ValueError(f"H14 pattern {risk}; checking it could hang the kernel")
+                compile_pattern(value)
+            except PatternError as exc:
+                raise ValueError(f"H14 pattern is refused: {exc}") from None
         return value
 
     @model_validator(mode="after")
@@ -513,48 +510,6 @@ class InputComponent(_Component):
             if low is not None and high is not None and low > high:
                 raise ValueError(f"H12 {name}: the lower bound {low} is above the upper one {high}")
         return self
-
-
-def _backtracking_risk(pattern: str) -> str | None:
-    """Why ``pattern`` could backtrack exponentially (None: it cannot that way).
-
-    The kernel checks answers with Python's re, which cannot be interrupted: a group that is
-    repeated and itself holds a repetition or an alternation ("(a+)+", "(a|aa)*"), or a
-    backreference, can take exponential time on a crafted answer. Simple input patterns
-    never need them.
-    """
-    groups: list[bool] = []  # per open group: does it hold a repetition or an alternation?
-    index = 0
-    while index < len(pattern):
-        char = pattern[index]
-        if char == "\\":
-            if pattern[index + 1 : index + 2].isdigit() and pattern[index + 1] != "0":
-                return "uses a backreference"
-            index += 2
-            continue
-        if char == "[":  # a class: skip to its end, quantifiers inside are literals
-            end = index + 1 + (pattern[index + 1 : index + 2] in ("]", "^"))
-            while end < len(pattern) and pattern[end] != "]":
-                end += 2 if pattern[end] == "\\" else 1
-            index = end + 1
-            continue
-        if char == "(":
-            groups.append(False)
-            if pattern[index + 1 : index + 2] == "?":  # (?:  (?=  (?P<name>: not a quantifier
-                index += 2
-        elif char == ")" and groups:
-            risky = groups.pop()
-            repeated = pattern[index + 1 : index + 2] in ("*", "+") or re.match(
-                r"\{[0-9]*,", pattern[index + 1 :]
-            )
-            if risky and repeated:
-                return "repeats a group that itself repeats or alternates"
-            if groups:
-                groups[-1] = groups[-1] or risky or bool(repeated)
-        elif char in "*+?{|" and groups:
-            groups[-1] = True
-        index += 1
-    return None
 
 
 def _component_kind(value: Any) -> str | None:
