@@ -31,6 +31,7 @@ from ._bus import Bus, History, Subscription
 from ._capabilities import ANY_OBJECT, Capabilities, Capability, Policy, Risk
 from ._components import ComponentChange, Components
 from ._errors import ProtocolError, UsageError
+from ._identity import KERNEL, Identities
 from ._manifest import SurfaceManifest
 from ._schemas import first_problem
 from ._store import data_dir as _data_dir
@@ -127,6 +128,7 @@ class Host:
         self._lock = threading.RLock()
         self._seen: set[tuple[str, str]] = set()
         self._seen_order: deque[tuple[str, str]] = deque()
+        self._identities = Identities()  # agent id -> the endpoint speaking for it (H41)
         self._widget: Any = None
         self._inspector: Any = None
         # Every agent outside the kernel (shown in the view, closed by close()), and the
@@ -177,19 +179,28 @@ class Host:
 
         Returns None when accepted, or the ProtocolError that refused it; never raises for bad
         input. A refused message changes nothing and gets exactly one answer on the bus.
+        The kernel speaks for the agent ids it sends as (H41): an id a connection outside the
+        kernel speaks for is refused here, and the kernel's ids are refused to connections.
         """
+        return self._receive(raw, KERNEL)
+
+    def _receive(self, raw: Any, endpoint: object) -> ProtocolError | None:
+        """``receive`` from one endpoint: the kernel, or a connection (_remote.py)."""
         with self._lock:
             try:
                 envelope, text = parse_envelope(raw, limits=self.limits)
+                self._identities.check(envelope.sender.id, endpoint)  # H41
                 act = self._accept(envelope)
                 act(envelope)  # checks before it changes anything, so it may still refuse
             except ProtocolError as error:
-                return self._refuse(raw, error)
+                return self._refuse(raw, error, endpoint)
             except Exception as exc:  # a bug of ours: report it, never raise into the agent
                 logger.exception("[lineup] the host failed while handling a message")
                 return self._refuse(
-                    raw, ProtocolError("internal", "H3", "$", f"the host failed: {exc!r}")
+                    raw, ProtocolError("internal", "H3", "$", f"the host failed: {exc!r}"), endpoint
                 )
+            if endpoint is KERNEL:  # an id the kernel spoke for stays the kernel's (H41)
+                self._identities.claim(envelope.sender.id, KERNEL)
             self._remember(envelope.sender.id, envelope.id)
             self._bus.record_incoming(text, None)
             if type(envelope) is AppCall:
@@ -325,8 +336,10 @@ class Host:
 
     # ---- refusals --------------------------------------------------------------------
 
-    def _refuse(self, raw: Any, error: ProtocolError) -> ProtocolError:
-        """Record the refused message and send exactly one answer to its sender (H3)."""
+    def _refuse(self, raw: Any, error: ProtocolError, endpoint: object) -> ProtocolError:
+        """Record the refused message and send exactly one answer to its sender (H3): to the
+        endpoint it came from, addressed to the agent it named when that is the endpoint's
+        (an id spoken for elsewhere never hears of it, H41)."""
         shown = _shown(raw)
         source = raw if isinstance(raw, dict) else shown  # ids are read even beside a NaN
         error = error.with_refused(readable_id(source.get("id")), readable_type(source.get("type")))
@@ -337,6 +350,8 @@ class Host:
             if isinstance(sender, dict) and sender.get("kind") == "agent"
             else None
         )
+        if to is not None and self._identities.owner(to) not in (None, endpoint):
+            to = None
         payload = source.get("payload")
         call_id = readable_id(payload.get("call_id")) if isinstance(payload, dict) else None
         if (
@@ -347,15 +362,23 @@ class Host:
         ):
             result = {"call_id": call_id, "status": "failed", "error": _result_error(error)}
             self._calls[call_id] = ("refused", result)
-            self._send("lineup.v1.app.result", result, to=to)
+            self._send("lineup.v1.app.result", result, to=to, endpoint=endpoint)
             self._broker.audit_refused(call_id, to, result)  # C13
             return error
-        self._send("lineup.v1.error", error.to_payload(), to=to)
+        self._send("lineup.v1.error", error.to_payload(), to=to, endpoint=endpoint)
         return error
 
     # ---- what the client sends -------------------------------------------------------
 
-    def _send(self, type_: str, payload: dict[str, Any], *, to: str | None) -> dict[str, Any]:
+    def _send(
+        self,
+        type_: str,
+        payload: dict[str, Any],
+        *,
+        to: str | None,
+        endpoint: object = None,
+        only: Subscription | None = None,
+    ) -> dict[str, Any]:
         envelope: dict[str, Any] = {
             "v": rules.ENVELOPE_VERSION,
             "id": new_id("msg"),
@@ -367,7 +390,7 @@ class Host:
         }
         if to is not None:
             envelope["target"] = {"kind": "agent", "id": to}
-        self._bus.send(envelope)
+        self._bus.send(envelope, endpoint=endpoint, only=only)
         return envelope
 
     def surface_message(self, instance_id: str, message: Any) -> ProtocolError | None:

@@ -288,22 +288,53 @@ class WebSocketListener:
 
 class _Accepted(RemoteAgent):
     """An agent that connected to a listener: when it disconnects, it is gone (it may connect
-    again, as a new connection with a new inventory)."""
+    again, as a new connection with a new inventory).
+
+    Its ``?agent_id`` is claimed when the connection opens, on the host's thread (H41): an id
+    the kernel or another connection speaks for is refused, with a ``lineup.v1.error`` to
+    this connection alone, a line in the host's view, and a close (1008) after it; nothing
+    it sends meanwhile is read.
+    """
 
     def __init__(
         self, host: Host, ws: ServerConnection, *, agent_id: str | None, host_thread: HostThread
     ) -> None:
         super().__init__(
             host,
-            agent_id=agent_id,
+            agent_id=None,
             describe="WebSocket from " + ":".join(str(part) for part in ws.remote_address[:2]),
             host_thread=host_thread,
         )
+        self._requested = agent_id
+        self._refused = False
         self._ws = ws
         host._track(self)
 
+    def _opened(self, link: Link) -> None:
+        requested = self._requested
+        if requested is not None and not self._closed.is_set():
+            with self.host._lock:
+                try:
+                    self.host._identities.claim(requested, self)
+                except ProtocolError as error:
+                    self._refused = True
+                    self._link = link
+                    self._state = "connected"
+                    self._refuse_claim({}, requested, error)
+                    link.end(self._shut)  # the refusal is written, then the connection closes
+                    return
+                self._agent_id = requested
+        super()._opened(link)
+
+    def _message(self, raw: str | bytes) -> None:
+        if not self._refused:
+            super()._message(raw)
+
     def _close_transport(self) -> None:
-        _close_soon(self._ws)
+        if self._refused:
+            _close_soon(self._ws, CloseCode.POLICY_VIOLATION, "agent id in use (H41)")
+        else:
+            _close_soon(self._ws)
 
 
 def _pump(agent: RemoteAgent, ws: Connection) -> str:
@@ -336,10 +367,12 @@ def _pump(agent: RemoteAgent, ws: Connection) -> str:
     return "the agent closed the connection"
 
 
-def _close_soon(ws: Connection | None) -> None:
+def _close_soon(
+    ws: Connection | None, code: int = CloseCode.NORMAL_CLOSURE, reason: str = ""
+) -> None:
     """Close a connection without waiting for its closing handshake."""
     if ws is not None:
-        threading.Thread(target=ws.close, daemon=True).start()
+        threading.Thread(target=ws.close, args=(code, reason), daemon=True).start()
 
 
 def _bearer(header: str | None) -> str | None:
