@@ -52,7 +52,7 @@ from .protocol import (
     rules,
     validate_surface_message,
 )
-from .protocol._json import dumps, member_path
+from .protocol._json import check_value, dumps, member_path
 from .protocol._models import ComponentAnswerPayload
 from .protocol._validate import (
     DEFAULT_LIMITS,
@@ -186,6 +186,13 @@ class Host:
 
     def _receive(self, raw: Any, endpoint: object) -> ProtocolError | None:
         """``receive`` from one endpoint: the kernel, or a connection (_remote.py)."""
+        try:
+            return self._receive_checked(raw, endpoint)
+        except Exception as exc:  # even the refusal failed (a bug of ours): never raise
+            logger.exception("[lineup] the host failed while refusing a message")
+            return ProtocolError("internal", "H3", "$", f"the host failed: {type(exc).__name__}")
+
+    def _receive_checked(self, raw: Any, endpoint: object) -> ProtocolError | None:
         with self._lock:
             try:
                 envelope, text = parse_envelope(raw, limits=self.limits)
@@ -341,21 +348,21 @@ class Host:
         endpoint it came from, addressed to the agent it named when that is the endpoint's
         (an id spoken for elsewhere never hears of it, H41)."""
         shown = _shown(raw)
-        source = raw if isinstance(raw, dict) else shown  # ids are read even beside a NaN
+        source = raw if type(raw) is dict else shown  # ids are read even beside a NaN
         error = error.with_refused(readable_id(source.get("id")), readable_type(source.get("type")))
         self._bus.record_incoming(shown, error.to_payload())
         sender = source.get("sender")
         to = (
             readable_id(sender.get("id"))
-            if isinstance(sender, dict) and sender.get("kind") == "agent"
+            if type(sender) is dict and readable_type(sender.get("kind")) == "agent"
             else None
         )
         if to is not None and self._identities.owner(to) not in (None, endpoint):
             to = None
         payload = source.get("payload")
-        call_id = readable_id(payload.get("call_id")) if isinstance(payload, dict) else None
+        call_id = readable_id(payload.get("call_id")) if type(payload) is dict else None
         if (
-            source.get("type") == "lineup.v1.app.call"
+            readable_type(source.get("type")) == "lineup.v1.app.call"
             and call_id is not None
             and call_id not in self._calls  # an answered call_id keeps its one result (C12)
             and error.code not in ("duplicate_id", "wrong_conversation")
@@ -502,6 +509,7 @@ class Host:
                 data["value"] = value
             try:
                 self.components.existing(component_id)
+                check_value({"payload": data})  # H2: JSON, numbers a double can hold
                 try:
                     payload = ComponentAnswerPayload.model_validate(data)
                 except ValidationError as exc:
@@ -717,8 +725,8 @@ class Host:
         code = report.get("code")
         rule = report.get("rule")
         error = ProtocolError(
-            code if code in rules.ERROR_CODES else "invalid",
-            rule if isinstance(rule, str) and rule in rules.RULES else "S4",
+            code if type(code) is str and code in rules.ERROR_CODES else "invalid",
+            rule if type(rule) is str and rule in rules.RULES else "S4",
             str(report.get("path", "$"))[:1024],
             f"in the browser, surface {instance_id!r}: {str(report.get('message', ''))[:1000]}",
             refused_type="lineup.surface.v1.event",
@@ -861,11 +869,12 @@ def _result_error(error: ProtocolError) -> dict[str, Any]:
 
 
 def _shown(raw: Any) -> dict[str, Any]:
-    """What the history keeps of a message that may not even be JSON."""
-    if isinstance(raw, dict):
+    """What the history keeps of a message that may not even be JSON (nor a plain type)."""
+    if type(raw) is dict:
         try:  # keep a JSON copy; a dict holding non-JSON values is shown by its repr
-            return json.loads(json.dumps(raw, allow_nan=False))  # type: ignore[no-any-return]
-        except (TypeError, ValueError, RecursionError):
+            check_value(raw)  # first: copying calls no method of a type that is not JSON's
+            return json.loads(dumps(raw))  # type: ignore[no-any-return]
+        except (ProtocolError, RecursionError):
             return {"raw": _repr(raw)}
     if isinstance(raw, EnvelopeHeader):
         return raw.model_dump(mode="json", exclude_none=True)

@@ -321,7 +321,7 @@ class _Accepted(RemoteAgent):
                     self._link = link
                     self._state = "connected"
                     self._refuse_claim({}, requested, error)
-                    link.end(self._shut)  # the refusal is written, then the connection closes
+                    link.end(self._close_refused)  # once the refusal is written
                     return
                 self._agent_id = requested
         super()._opened(link)
@@ -330,11 +330,15 @@ class _Accepted(RemoteAgent):
         if not self._refused:
             super()._message(raw)
 
+    def _close_refused(self) -> None:
+        # On the writer's thread, before _shut marks it closed: until this close frame is
+        # sent, the reader goes on (ignoring what it reads), so the handler cannot end first
+        # and close the connection with 1000 instead.
+        self._ws.close(CloseCode.POLICY_VIOLATION, "agent id in use (H41)")
+        self._shut()
+
     def _close_transport(self) -> None:
-        if self._refused:
-            _close_soon(self._ws, CloseCode.POLICY_VIOLATION, "agent id in use (H41)")
-        else:
-            _close_soon(self._ws)
+        _close_soon(self._ws)
 
 
 def _pump(agent: RemoteAgent, ws: Connection) -> str:
@@ -367,12 +371,10 @@ def _pump(agent: RemoteAgent, ws: Connection) -> str:
     return "the agent closed the connection"
 
 
-def _close_soon(
-    ws: Connection | None, code: int = CloseCode.NORMAL_CLOSURE, reason: str = ""
-) -> None:
+def _close_soon(ws: Connection | None) -> None:
     """Close a connection without waiting for its closing handshake."""
     if ws is not None:
-        threading.Thread(target=ws.close, args=(code, reason), daemon=True).start()
+        threading.Thread(target=ws.close, daemon=True).start()
 
 
 def _bearer(header: str | None) -> str | None:

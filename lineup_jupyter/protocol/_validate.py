@@ -374,12 +374,12 @@ _NAMED_FIELD = re.compile(r"^([A-Z][0-9]{1,2}) ([a-z_]+): ")
 
 def readable_id(value: Any) -> str | None:
     """``value`` if it is a valid id (H1), so a refusal may name it; else None."""
-    return value if isinstance(value, str) and _ID.fullmatch(value) else None
+    return value if type(value) is str and _ID.fullmatch(value) else None
 
 
 def readable_type(value: Any) -> str | None:
     """``value`` if it is a string short enough to quote back as a refused type; else None."""
-    return value if isinstance(value, str) and len(value) <= 128 else None
+    return value if type(value) is str and len(value) <= 128 else None
 
 
 def _json_kind(value: Any) -> str:
