@@ -215,11 +215,15 @@ class Host:
             return None
 
     def subscribe(self, callback: Callable[[dict[str, Any]], None]) -> Subscription:
-        """Call ``callback(envelope_dict)`` for every client->agent envelope this host sends.
-
-        Returns a Subscription; call it (or ``.close()``) to unsubscribe.
+        """Call ``callback(envelope_dict)`` for every client->agent envelope this host sends,
+        starting with the current ``client.inventory``, at once and to it alone (C1: the
+        session is set up when someone listens); every later revision follows like any
+        envelope. Returns a Subscription; call it (or ``.close()``) to unsubscribe.
         """
-        return self._bus.subscribe(callback)
+        with self._lock:  # nothing is sent between the subscription and its inventory
+            subscription = self._bus.subscribe(callback)
+            self._send("lineup.v1.client.inventory", self.inventory, to=None, only=subscription)
+        return subscription
 
     # ---- what an agent asked for ---------------------------------------------------------
 

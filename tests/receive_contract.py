@@ -101,6 +101,8 @@ def fresh_host() -> Fixture:
     host = Host(CONVERSATION, history_size=10_000)
     sent: list[dict[str, Any]] = []
     host.subscribe(sent.append)
+    assert [e["type"] for e in sent] == ["lineup.v1.client.inventory"]  # C1, at once
+    sent.clear()
     opened = envelope(
         "ui.open",
         {
