@@ -9,6 +9,7 @@ only watches it and relays what the browser says.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -289,6 +290,15 @@ class Host:
             )
 
     def _open(self, envelope: UiOpen) -> None:
+        instance_id = envelope.payload.instance_id
+        if instance_id not in self.surfaces:  # a replacement (U1) takes no new room
+            _check_count(
+                len(self.surfaces),
+                self.limits.max_open_surfaces,
+                "$.payload.instance_id",
+                "surfaces open",
+                "close one (ui.close), or replace one by opening its instance_id again",
+            )
         installed = self._check_open(envelope)
         payload = envelope.payload
         if installed is not None:  # the view draws the installed bundle like an inline one
@@ -310,6 +320,14 @@ class Host:
         self.surfaces.close(envelope.sender.id, envelope.payload)
 
     def _show_component(self, envelope: ComponentShow) -> None:
+        if self.components.get(envelope.payload.component_id) is None:  # an update takes none
+            _check_count(
+                len(self.components),
+                self.limits.max_components,
+                "$.payload.component_id",
+                "components shown",
+                "remove one (component.remove), or update one by showing its component_id again",
+            )
         self.components.show(envelope.sender.id, envelope.payload)
 
     def _remove_component(self, envelope: ComponentRemove) -> None:
@@ -351,7 +369,7 @@ class Host:
         """Record the refused message and send exactly one answer to its sender (H3): to the
         endpoint it came from, addressed to the agent it named when that is the endpoint's
         (an id spoken for elsewhere never hears of it, H41)."""
-        shown = _shown(raw)
+        shown = _shown(raw, self.limits.max_message_bytes)
         source = raw if type(raw) is dict else shown  # ids are read even beside a NaN
         error = error.with_refused(readable_id(source.get("id")), readable_type(source.get("type")))
         self._bus.record_incoming(shown, error.to_payload())
@@ -858,9 +876,22 @@ class Host:
 
 
 def _fingerprint(envelope: AppCall) -> str:
-    return dumps(
+    """What a call_id is remembered by (C12): the sha256 of its canonical capability and
+    arguments, 64 characters however large the arguments were."""
+    canonical = dumps(
         {"capability": envelope.payload.capability, "arguments": envelope.payload.arguments}
     )
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _check_count(count: int, limit: int, path: str, what: str, instead: str) -> None:
+    if count >= limit:
+        raise ProtocolError(
+            "too_many",
+            "H44",
+            path,
+            f"{count} {what} is this host's limit (Limits); {instead} first.",
+        )
 
 
 def _result_error(error: ProtocolError) -> dict[str, Any]:
@@ -872,19 +903,27 @@ def _result_error(error: ProtocolError) -> dict[str, Any]:
     }
 
 
-def _shown(raw: Any) -> dict[str, Any]:
-    """What the history keeps of a message that may not even be JSON (nor a plain type)."""
+def _shown(raw: Any, max_bytes: int = DEFAULT_LIMITS.max_message_bytes) -> dict[str, Any]:
+    """What the history keeps of a message that may not even be JSON (nor a plain type); of
+    one over ``max_bytes`` (refused too_large), an excerpt, never the whole (H44)."""
     if type(raw) is dict:
         try:  # keep a JSON copy; a dict holding non-JSON values is shown by its repr
             check_value(raw)  # first: copying calls no method of a type that is not JSON's
-            return json.loads(dumps(raw))  # type: ignore[no-any-return]
+            text = dumps(raw)
         except (ProtocolError, RecursionError):
             return {"raw": _repr(raw)}
+        if len(text) > max_bytes:  # characters: at most its UTF-8 bytes
+            return _excerpt(text, len(text.encode("utf-8")))
+        return json.loads(text)  # type: ignore[no-any-return]
     if isinstance(raw, EnvelopeHeader):
         return raw.model_dump(mode="json", exclude_none=True)
     if isinstance(raw, (bytes, bytearray, memoryview)):
+        if len(raw) > max_bytes:
+            return _excerpt(bytes(raw[: 4 * _RAW_SHOWN]).decode("utf-8", "replace"), len(raw))
         raw = bytes(raw).decode("utf-8", "replace")
     if isinstance(raw, str):
+        if len(raw) > max_bytes:
+            return _excerpt(raw, len(raw.encode("utf-8", "surrogatepass")))
         try:
             value = json.loads(raw)
         except (ValueError, RecursionError):
@@ -893,6 +932,10 @@ def _shown(raw: Any) -> dict[str, Any]:
             return value
         return {"raw": raw[:_RAW_SHOWN]}
     return {"raw": _repr(raw)}
+
+
+def _excerpt(text: str, size: int) -> dict[str, Any]:
+    return {"raw": text[:_RAW_SHOWN], "excerpt_of_bytes": size}
 
 
 def _repr(value: Any) -> str:
