@@ -6,10 +6,13 @@ session:
 
 - gives every message to ``Host.receive`` as the text it arrived as, so an agent in another
   process is checked exactly like one in the kernel: the host is the authority (H2, H3);
-- speaks for one agent id (H41): ``agent_id=``, else the ``sender.id`` of the first envelope;
-  an envelope from another id is refused, so a process cannot act as the kernel's agents;
-- sends ``client.inventory`` on every connection and reconnection (C1), then every envelope
-  the host addresses to its agent or to no one in particular, refusals included (H3).
+- speaks for one agent id (H41): ``agent_id=``, else the ``sender.id`` of the first envelope
+  naming a free one; an id the kernel or another connection speaks for is refused
+  (``agent_conflict``, _identity.py), to this connection alone, and said on its line in the
+  host's view; so a process cannot act, nor hear, as another agent;
+- sends ``client.inventory`` on every connection and reconnection (C1), to it alone, then
+  every envelope the host addresses to its agent or to no one in particular, and the
+  refusals of its own messages (H3).
 
 Threads, not asyncio. Reading a pipe or a socket blocks, so each connection reads and writes
 on daemon threads of its own: nothing waits on the kernel's event loop, a long cell does not
