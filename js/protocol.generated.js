@@ -138,7 +138,7 @@ export const MARKDOWN_LINK_REL = "noopener noreferrer nofollow";
 /** @type {RegExp} */
 export const MARKDOWN_IMAGE_PATTERN = Object.freeze(/^data:image\/(png|gif|jpeg|webp);base64,[A-Za-z0-9+\/=]*$/u);
 
-/** @type {Readonly<Record<"invalid_json" | "too_large" | "invalid" | "unknown_type" | "unsupported" | "wrong_direction" | "wrong_conversation" | "unknown_instance" | "not_owner" | "duplicate_id" | "integrity_mismatch" | "untrusted_bundle" | "call_conflict" | "rate_limited" | "unresponsive" | "csp_violation" | "unknown_component" | "component_conflict" | "internal", string>>} */
+/** @type {Readonly<Record<"invalid_json" | "too_large" | "invalid" | "unknown_type" | "unsupported" | "wrong_direction" | "wrong_conversation" | "unknown_instance" | "not_owner" | "duplicate_id" | "integrity_mismatch" | "untrusted_bundle" | "call_conflict" | "rate_limited" | "unresponsive" | "csp_violation" | "unknown_component" | "component_conflict" | "too_many" | "agent_conflict" | "internal", string>>} */
 export const ERROR_CODES = Object.freeze({
   "invalid_json": "the bytes are not a single I-JSON value (H2)",
   "too_large": "a size limit was exceeded",
@@ -158,6 +158,8 @@ export const ERROR_CODES = Object.freeze({
   "csp_violation": "the browser blocked something a surface tried (its CSP, S3)",
   "unknown_component": "no standard component with that id is shown",
   "component_conflict": "the component id is taken by another kind, or the question was asked",
+  "too_many": "a count limit was reached: open surfaces, components, waiting calls (H44)",
+  "agent_conflict": "the agent id belongs to another endpoint: an in-kernel agent, or another connection (H41)",
   "internal": "the host failed while handling a valid message",
 });
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._calls import CallHandle, CallResult
 from ._errors import ProtocolError, UsageError
+from ._identity import KERNEL
 from ._pending import Pending
 from ._problems import loop_here, run_handler
 from ._tools import Model, ToolStyle, run_tool, tool_definitions, tool_loop
@@ -95,6 +96,11 @@ class Agent:
 
         if readable_id(agent_id) is None:
             raise UsageError(f"[lineup] agent id {agent_id!r} must match {rules.ID_PATTERN} (M1)")
+        with host._lock:  # H41: the id is the kernel's from now on, unless a connection has it
+            try:
+                host._identities.claim(agent_id, KERNEL)
+            except ProtocolError as error:
+                raise UsageError(f"[lineup] {error.message}") from None
         self.id = agent_id
         self.host = host
         self._new_id = new_id
@@ -109,7 +115,7 @@ class Agent:
         self._questions: dict[str, Question] = {}
         self.errors: list[dict[str, Any]] = []
         self._calls: dict[str, CallHandle] = {}  # app.call handles waiting for app.result
-        self._subscription = host._bus.subscribe(self._dispatch, agent_id=agent_id)
+        self._subscription = host._bus.subscribe(self._dispatch, agent_id=agent_id, endpoint=KERNEL)
         host.send_inventory(to=agent_id)  # C1: the session is set up, tell it what it may use
 
     # ---- sending -----------------------------------------------------------------

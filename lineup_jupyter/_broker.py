@@ -194,6 +194,18 @@ class Broker:
             )
         elif verdict == "allow":
             self._run(capability, base, decided_by=decided_by, decided_at=now, outcome=None)
+        elif len(self.pending) >= self._host.limits.max_waiting_calls:  # H44: cards are bounded
+            self._answer(
+                **base,
+                status="failed",
+                error=_error(
+                    "too_many",
+                    "H44",
+                    "$.payload.call_id",
+                    f"{len(self.pending)} calls are waiting for the user, this host's limit "
+                    "(Limits.max_waiting_calls); wait for an answer, then call again.",
+                ),
+            )
         else:
             call = PendingCall(
                 payload.call_id,

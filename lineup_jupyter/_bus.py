@@ -192,6 +192,9 @@ class Subscription:
     _bus: Bus
     _callback: Callback
     agent_id: str | None
+    # Where the subscriber's agents speak from (_identity.py): None for an observer, which
+    # hears every envelope sent to an endpoint; an endpoint hears only its own and everyone's.
+    endpoint: object = None
     active: bool = field(default=True)
 
     def close(self) -> None:
@@ -222,18 +225,21 @@ class Bus:
         self._on_handler_error = on_handler_error
         self.history = History(history_size)
         self._subscriptions: list[Subscription] = []
-        self._queue: deque[dict[str, Any]] = deque()
+        self._queue: deque[tuple[dict[str, Any], object, Subscription | None]] = deque()
         self._draining = threading.local()
         self._lock = threading.Lock()
 
-    def subscribe(self, callback: Callback, *, agent_id: str | None = None) -> Subscription:
+    def subscribe(
+        self, callback: Callback, *, agent_id: str | None = None, endpoint: object = None
+    ) -> Subscription:
         """Call ``callback(envelope)`` for every client->agent envelope.
 
         With ``agent_id``, only for envelopes addressed to that agent or to no one in particular.
+        With ``endpoint``, not for envelopes sent to another endpoint (``send(endpoint=)``).
         """
         if not callable(callback):
             raise UsageError(f"[lineup] subscribe needs a callable, not {type(callback).__name__}")
-        subscription = Subscription(self, callback, agent_id)
+        subscription = Subscription(self, callback, agent_id, endpoint)
         with self._lock:
             self._subscriptions.append(subscription)
         return subscription
@@ -248,34 +254,48 @@ class Bus:
     ) -> None:
         self.history.add("to_client", "refused" if error else "envelope", envelope, error)
 
-    def send(self, envelope: dict[str, Any]) -> None:
-        """Deliver one client->agent envelope to its subscribers, after those already queued."""
+    def send(
+        self,
+        envelope: dict[str, Any],
+        *,
+        endpoint: object = None,
+        only: Subscription | None = None,
+    ) -> None:
+        """Deliver one client->agent envelope to its subscribers, after those already queued.
+
+        ``endpoint``: to that endpoint's subscribers and the observers only (a refusal goes
+        to whoever sent the refused message, H41). ``only``: to that one subscription.
+        """
         if envelope.get("conversation_id") != self.conversation_id:
             raise UsageError(
                 f"[lineup] this bus carries conversation {self.conversation_id!r}, "
                 f"not {envelope.get('conversation_id')!r}"
             )
         self.history.add("to_agent", "envelope", envelope)
-        self._queue.append(envelope)
+        self._queue.append((envelope, endpoint, only))
         if getattr(self._draining, "active", False):
             return  # the outer send on this thread delivers it, in order
         self._draining.active = True
         try:
             while self._queue:
-                self._deliver(self._queue.popleft())
+                self._deliver(*self._queue.popleft())
         finally:
             self._draining.active = False
 
-    def _deliver(self, envelope: dict[str, Any]) -> None:
+    def _deliver(
+        self, envelope: dict[str, Any], endpoint: object, only: Subscription | None
+    ) -> None:
         text = json.dumps(envelope, ensure_ascii=False)
         target = envelope.get("target")
         target_id = target.get("id") if isinstance(target, dict) else None
         with self._lock:
-            subscriptions = list(self._subscriptions)
+            subscriptions = list(self._subscriptions) if only is None else [only]
         for subscription in subscriptions:
             if not subscription.active:
                 continue
             if subscription.agent_id is not None and target_id not in (None, subscription.agent_id):
+                continue
+            if endpoint is not None and subscription.endpoint not in (None, endpoint):
                 continue
             try:
                 # Each subscriber gets its own copy: what one does to it, no one else sees,

@@ -9,6 +9,7 @@ only watches it and relays what the browser says.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -31,6 +32,7 @@ from ._bus import Bus, History, Subscription
 from ._capabilities import ANY_OBJECT, Capabilities, Capability, Policy, Risk
 from ._components import ComponentChange, Components
 from ._errors import ProtocolError, UsageError
+from ._identity import KERNEL, Identities
 from ._manifest import SurfaceManifest
 from ._problems import Problems
 from ._schemas import first_problem
@@ -52,7 +54,7 @@ from .protocol import (
     rules,
     validate_surface_message,
 )
-from .protocol._json import dumps, member_path
+from .protocol._json import check_value, dumps, member_path
 from .protocol._models import ComponentAnswerPayload
 from .protocol._validate import (
     DEFAULT_LIMITS,
@@ -132,6 +134,7 @@ class Host:
         self._lock = threading.RLock()
         self._seen: set[tuple[str, str]] = set()
         self._seen_order: deque[tuple[str, str]] = deque()
+        self._identities = Identities()  # agent id -> the endpoint speaking for it (H41)
         self._widget: Any = None
         self._inspector: Any = None
         # Every agent outside the kernel (shown in the view, closed by close()), and the
@@ -182,19 +185,35 @@ class Host:
 
         Returns None when accepted, or the ProtocolError that refused it; never raises for bad
         input. A refused message changes nothing and gets exactly one answer on the bus.
+        The kernel speaks for the agent ids it sends as (H41): an id a connection outside the
+        kernel speaks for is refused here, and the kernel's ids are refused to connections.
         """
+        return self._receive(raw, KERNEL)
+
+    def _receive(self, raw: Any, endpoint: object) -> ProtocolError | None:
+        """``receive`` from one endpoint: the kernel, or a connection (_remote.py)."""
+        try:
+            return self._receive_checked(raw, endpoint)
+        except Exception as exc:  # even the refusal failed (a bug of ours): never raise
+            logger.exception("[lineup] the host failed while refusing a message")
+            return ProtocolError("internal", "H3", "$", f"the host failed: {type(exc).__name__}")
+
+    def _receive_checked(self, raw: Any, endpoint: object) -> ProtocolError | None:
         with self._lock:
             try:
                 envelope, text = parse_envelope(raw, limits=self.limits)
+                self._identities.check(envelope.sender.id, endpoint)  # H41
                 act = self._accept(envelope)
                 act(envelope)  # checks before it changes anything, so it may still refuse
             except ProtocolError as error:
-                return self._refuse(raw, error)
+                return self._refuse(raw, error, endpoint)
             except Exception as exc:  # a bug of ours: report it, never raise into the agent
                 logger.exception("[lineup] the host failed while handling a message")
                 return self._refuse(
-                    raw, ProtocolError("internal", "H3", "$", f"the host failed: {exc!r}")
+                    raw, ProtocolError("internal", "H3", "$", f"the host failed: {exc!r}"), endpoint
                 )
+            if endpoint is KERNEL:  # an id the kernel spoke for stays the kernel's (H41)
+                self._identities.claim(envelope.sender.id, KERNEL)
             self._remember(envelope.sender.id, envelope.id)
             self._bus.record_incoming(text, None)
             if type(envelope) is AppCall:
@@ -202,11 +221,15 @@ class Host:
             return None
 
     def subscribe(self, callback: Callable[[dict[str, Any]], None]) -> Subscription:
-        """Call ``callback(envelope_dict)`` for every client->agent envelope this host sends.
-
-        Returns a Subscription; call it (or ``.close()``) to unsubscribe.
+        """Call ``callback(envelope_dict)`` for every client->agent envelope this host sends,
+        starting with the current ``client.inventory``, at once and to it alone (C1: the
+        session is set up when someone listens); every later revision follows like any
+        envelope. Returns a Subscription; call it (or ``.close()``) to unsubscribe.
         """
-        return self._bus.subscribe(callback)
+        with self._lock:  # nothing is sent between the subscription and its inventory
+            subscription = self._bus.subscribe(callback)
+            self._send("lineup.v1.client.inventory", self.inventory, to=None, only=subscription)
+        return subscription
 
     # ---- what an agent asked for ---------------------------------------------------------
 
@@ -272,6 +295,15 @@ class Host:
             )
 
     def _open(self, envelope: UiOpen) -> None:
+        instance_id = envelope.payload.instance_id
+        if instance_id not in self.surfaces:  # a replacement (U1) takes no new room
+            _check_count(
+                len(self.surfaces),
+                self.limits.max_open_surfaces,
+                "$.payload.instance_id",
+                "surfaces open",
+                "close one (ui.close), or replace one by opening its instance_id again",
+            )
         installed = self._check_open(envelope)
         payload = envelope.payload
         if installed is not None:  # the view draws the installed bundle like an inline one
@@ -293,6 +325,14 @@ class Host:
         self.surfaces.close(envelope.sender.id, envelope.payload)
 
     def _show_component(self, envelope: ComponentShow) -> None:
+        if self.components.get(envelope.payload.component_id) is None:  # an update takes none
+            _check_count(
+                len(self.components),
+                self.limits.max_components,
+                "$.payload.component_id",
+                "components shown",
+                "remove one (component.remove), or update one by showing its component_id again",
+            )
         self.components.show(envelope.sender.id, envelope.payload)
 
     def _remove_component(self, envelope: ComponentRemove) -> None:
@@ -330,37 +370,49 @@ class Host:
 
     # ---- refusals --------------------------------------------------------------------
 
-    def _refuse(self, raw: Any, error: ProtocolError) -> ProtocolError:
-        """Record the refused message and send exactly one answer to its sender (H3)."""
-        shown = _shown(raw)
-        source = raw if isinstance(raw, dict) else shown  # ids are read even beside a NaN
+    def _refuse(self, raw: Any, error: ProtocolError, endpoint: object) -> ProtocolError:
+        """Record the refused message and send exactly one answer to its sender (H3): to the
+        endpoint it came from, addressed to the agent it named when that is the endpoint's
+        (an id spoken for elsewhere never hears of it, H41)."""
+        shown = _shown(raw, self.limits.max_message_bytes)
+        source = raw if type(raw) is dict else shown  # ids are read even beside a NaN
         error = error.with_refused(readable_id(source.get("id")), readable_type(source.get("type")))
         self._bus.record_incoming(shown, error.to_payload())
         sender = source.get("sender")
         to = (
             readable_id(sender.get("id"))
-            if isinstance(sender, dict) and sender.get("kind") == "agent"
+            if type(sender) is dict and readable_type(sender.get("kind")) == "agent"
             else None
         )
+        if to is not None and self._identities.owner(to) not in (None, endpoint):
+            to = None
         payload = source.get("payload")
-        call_id = readable_id(payload.get("call_id")) if isinstance(payload, dict) else None
+        call_id = readable_id(payload.get("call_id")) if type(payload) is dict else None
         if (
-            source.get("type") == "lineup.v1.app.call"
+            readable_type(source.get("type")) == "lineup.v1.app.call"
             and call_id is not None
             and call_id not in self._calls  # an answered call_id keeps its one result (C12)
             and error.code not in ("duplicate_id", "wrong_conversation")
         ):
             result = {"call_id": call_id, "status": "failed", "error": _result_error(error)}
             self._calls[call_id] = ("refused", result)
-            self._send("lineup.v1.app.result", result, to=to)
+            self._send("lineup.v1.app.result", result, to=to, endpoint=endpoint)
             self._broker.audit_refused(call_id, to, result)  # C13
             return error
-        self._send("lineup.v1.error", error.to_payload(), to=to)
+        self._send("lineup.v1.error", error.to_payload(), to=to, endpoint=endpoint)
         return error
 
     # ---- what the client sends -------------------------------------------------------
 
-    def _send(self, type_: str, payload: dict[str, Any], *, to: str | None) -> dict[str, Any]:
+    def _send(
+        self,
+        type_: str,
+        payload: dict[str, Any],
+        *,
+        to: str | None,
+        endpoint: object = None,
+        only: Subscription | None = None,
+    ) -> dict[str, Any]:
         envelope: dict[str, Any] = {
             "v": rules.ENVELOPE_VERSION,
             "id": new_id("msg"),
@@ -372,7 +424,7 @@ class Host:
         }
         if to is not None:
             envelope["target"] = {"kind": "agent", "id": to}
-        self._bus.send(envelope)
+        self._bus.send(envelope, endpoint=endpoint, only=only)
         return envelope
 
     def surface_message(self, instance_id: str, message: Any) -> ProtocolError | None:
@@ -484,6 +536,7 @@ class Host:
                 data["value"] = value
             try:
                 self.components.existing(component_id)
+                check_value({"payload": data})  # H2: JSON, numbers a double can hold
                 try:
                     payload = ComponentAnswerPayload.model_validate(data)
                 except ValidationError as exc:
@@ -699,8 +752,8 @@ class Host:
         code = report.get("code")
         rule = report.get("rule")
         error = ProtocolError(
-            code if code in rules.ERROR_CODES else "invalid",
-            rule if isinstance(rule, str) and rule in rules.RULES else "S4",
+            code if type(code) is str and code in rules.ERROR_CODES else "invalid",
+            rule if type(rule) is str and rule in rules.RULES else "S4",
             str(report.get("path", "$"))[:1024],
             f"in the browser, surface {instance_id!r}: {str(report.get('message', ''))[:1000]}",
             refused_type="lineup.surface.v1.event",
@@ -828,9 +881,22 @@ class Host:
 
 
 def _fingerprint(envelope: AppCall) -> str:
-    return dumps(
+    """What a call_id is remembered by (C12): the sha256 of its canonical capability and
+    arguments, 64 characters however large the arguments were."""
+    canonical = dumps(
         {"capability": envelope.payload.capability, "arguments": envelope.payload.arguments}
     )
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _check_count(count: int, limit: int, path: str, what: str, instead: str) -> None:
+    if count >= limit:
+        raise ProtocolError(
+            "too_many",
+            "H44",
+            path,
+            f"{count} {what} is this host's limit (Limits); {instead} first.",
+        )
 
 
 def _result_error(error: ProtocolError) -> dict[str, Any]:
@@ -842,18 +908,27 @@ def _result_error(error: ProtocolError) -> dict[str, Any]:
     }
 
 
-def _shown(raw: Any) -> dict[str, Any]:
-    """What the history keeps of a message that may not even be JSON."""
-    if isinstance(raw, dict):
+def _shown(raw: Any, max_bytes: int = DEFAULT_LIMITS.max_message_bytes) -> dict[str, Any]:
+    """What the history keeps of a message that may not even be JSON (nor a plain type); of
+    one over ``max_bytes`` (refused too_large), an excerpt, never the whole (H44)."""
+    if type(raw) is dict:
         try:  # keep a JSON copy; a dict holding non-JSON values is shown by its repr
-            return json.loads(json.dumps(raw, allow_nan=False))  # type: ignore[no-any-return]
-        except (TypeError, ValueError, RecursionError):
+            check_value(raw)  # first: copying calls no method of a type that is not JSON's
+            text = dumps(raw)
+        except (ProtocolError, RecursionError):
             return {"raw": _repr(raw)}
+        if len(text) > max_bytes:  # characters: at most its UTF-8 bytes
+            return _excerpt(text, len(text.encode("utf-8")))
+        return json.loads(text)  # type: ignore[no-any-return]
     if isinstance(raw, EnvelopeHeader):
         return raw.model_dump(mode="json", exclude_none=True)
     if isinstance(raw, (bytes, bytearray, memoryview)):
+        if len(raw) > max_bytes:
+            return _excerpt(bytes(raw[: 4 * _RAW_SHOWN]).decode("utf-8", "replace"), len(raw))
         raw = bytes(raw).decode("utf-8", "replace")
     if isinstance(raw, str):
+        if len(raw) > max_bytes:
+            return _excerpt(raw, len(raw.encode("utf-8", "surrogatepass")))
         try:
             value = json.loads(raw)
         except (ValueError, RecursionError):
@@ -862,6 +937,10 @@ def _shown(raw: Any) -> dict[str, Any]:
             return value
         return {"raw": raw[:_RAW_SHOWN]}
     return {"raw": _repr(raw)}
+
+
+def _excerpt(text: str, size: int) -> dict[str, Any]:
+    return {"raw": text[:_RAW_SHOWN], "excerpt_of_bytes": size}
 
 
 def _repr(value: Any) -> str:

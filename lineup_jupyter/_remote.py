@@ -6,10 +6,13 @@ session:
 
 - gives every message to ``Host.receive`` as the text it arrived as, so an agent in another
   process is checked exactly like one in the kernel: the host is the authority (H2, H3);
-- speaks for one agent id (H41): ``agent_id=``, else the ``sender.id`` of the first envelope;
-  an envelope from another id is refused, so a process cannot act as the kernel's agents;
-- sends ``client.inventory`` on every connection and reconnection (C1), then every envelope
-  the host addresses to its agent or to no one in particular, refusals included (H3).
+- speaks for one agent id (H41): ``agent_id=``, else the ``sender.id`` of the first envelope
+  naming a free one; an id the kernel or another connection speaks for is refused
+  (``agent_conflict``, _identity.py), to this connection alone, and said on its line in the
+  host's view; so a process cannot act, nor hear, as another agent;
+- sends ``client.inventory`` on every connection and reconnection (C1), to it alone, then
+  every envelope the host addresses to its agent or to no one in particular, and the
+  refusals of its own messages (H3).
 
 Threads, not asyncio. Reading a pipe or a socket blocks, so each connection reads and writes
 on daemon threads of its own: nothing waits on the kernel's event loop, a long cell does not
@@ -87,7 +90,7 @@ class Link:
 
     def __init__(self, name: str, write: Callable[[str], None]) -> None:
         self._write = write
-        self._queue: deque[str] = deque()
+        self._queue: deque[str | Callable[[], None]] = deque()
         self._chars = 0
         self._open = True
         self._ready = threading.Condition()
@@ -104,6 +107,13 @@ class Link:
                 self._chars += len(text)
                 self._ready.notify()
         return True
+
+    def end(self, then: Callable[[], None]) -> None:
+        """Write what is queued, then call ``then`` (on the writer's thread) and stop."""
+        with self._ready:
+            if self._open:
+                self._queue.append(then)
+                self._ready.notify()
 
     def stop(self) -> None:
         """Write nothing more; what is still queued is dropped."""
@@ -123,14 +133,20 @@ class Link:
                     self._ready.wait()
                 if not self._open:
                     return
-                text = self._queue.popleft()
-                self._chars -= len(text)
+                item = self._queue.popleft()
+                if not isinstance(item, str):  # end(): everything before it is written
+                    self._open = False
+                    self._queue.clear()
+                    self._chars = 0
+                    break
+                self._chars -= len(item)
             try:
-                self._write(text)
+                self._write(item)
             except Exception as exc:  # the pipe or socket is gone: its reader reports the end
                 logger.debug("[lineup] writing to an agent failed: %r", exc)
                 self.stop()
                 return
+        item()
 
 
 class RemoteAgent:
@@ -164,7 +180,13 @@ class RemoteAgent:
         self._link: Link | None = None
         self._closed = threading.Event()
         self.problem: str | None = None  # the last thing that went wrong with the connection
-        self._subscription = host.subscribe(self._on_envelope)
+        if agent_id is not None:  # H41: refused at once when the kernel or another has it
+            with host._lock:
+                try:
+                    host._identities.claim(agent_id, self)
+                except ProtocolError as error:
+                    raise UsageError(f"[lineup] {error.message}") from None
+        self._subscription = host._bus.subscribe(self._on_envelope, endpoint=self)
 
     @property
     def agent_id(self) -> str | None:
@@ -198,6 +220,7 @@ class RemoteAgent:
             self._closed.set()
         self._state = "closed"
         self._subscription.close()
+        self._release()
         link, self._link = self._link, None
         if link is not None:
             link.stop()
@@ -206,6 +229,11 @@ class RemoteAgent:
 
     def _close_transport(self) -> None:
         """End the transport itself (the subclass knows how); must not wait long."""
+
+    def _release(self) -> None:
+        """The agent id is free for the next connection that claims it (H41)."""
+        with self.host._lock:
+            self.host._identities.release(self)
 
     def _abort(self, why: str) -> None:
         """The connection cannot go on (the agent is not reading): end it, reported."""
@@ -292,9 +320,9 @@ class RemoteAgent:
             self._state = "connected"
             self.problem = None  # whatever went wrong before this connection is over
             self.host._connection_changed()
-            # Unbound, the agent is not known yet: the inventory goes to every agent (the
-            # same revision for everyone), this one included (H41).
-            self.host.send_inventory(to=self._agent_id)
+            # To this connection alone: unbound, it has no agent id to address yet (H41), and
+            # the other agents already have this revision (H42).
+            self._send("lineup.v1.client.inventory", self.host.inventory)
 
     def _message(self, raw: str | bytes) -> None:
         """One envelope as the agent sent it: checked for its sender, then the host's."""
@@ -307,32 +335,46 @@ class RemoteAgent:
             except ProtocolError:
                 value = None
             claimed = _claimed_sender(value)
-            if claimed is not None and self._agent_id is None:
+            if claimed is not None and claimed != self._agent_id:
+                shown = value if isinstance(value, dict) else {}
+                try:
+                    self.host._identities.check(claimed, self)
+                    if self._agent_id is not None:
+                        raise ProtocolError(
+                            "invalid",
+                            "H41",
+                            "$.sender.id",
+                            f"this connection speaks for agent {self._agent_id!r}, not "
+                            f"{claimed!r}; one connection carries one agent's envelopes.",
+                        )
+                except ProtocolError as error:
+                    self._refuse_claim(shown, claimed, error)
+                    return
+                self.host._identities.claim(claimed, self)
                 self._agent_id = claimed  # H41: the first envelope names the agent
                 self.host._connection_changed()
-            elif claimed is not None and claimed != self._agent_id:
-                shown = value if isinstance(value, dict) else {}
-                self._refuse(
-                    shown,
-                    ProtocolError(
-                        "invalid",
-                        "H41",
-                        "$.sender.id",
-                        f"this connection speaks for agent {self._agent_id!r}, not "
-                        f"{claimed!r}; one connection carries one agent's envelopes.",
-                        refused_id=readable_id(shown.get("id")),
-                        refused_type=readable_type(shown.get("type")),
-                    ),
-                )
-                return
-            self.host.receive(raw)
+            self.host._receive(raw, self)
+
+    def _refuse_claim(self, shown: dict[str, Any], claimed: str, error: ProtocolError) -> None:
+        """An envelope in another agent's name (H41): refused to this connection alone, and
+        its line in the host's view says so."""
+        self._refuse(
+            shown,
+            error.with_refused(readable_id(shown.get("id")), readable_type(shown.get("type"))),
+        )
+        self.problem = f"refused an envelope in the name of {claimed!r}: {error.message}"
+        self.host._connection_changed()
 
     def _refuse(self, shown: dict[str, Any], error: ProtocolError) -> None:
         """Refuse what the transport itself could not pass on, the way the host refuses (H3):
         recorded in the history, and one lineup.v1.error to this connection's agent."""
         with self.host._lock:
             self.host._bus.record_incoming(shown, error.to_payload())
-            self.host._send("lineup.v1.error", error.to_payload(), to=self._agent_id)
+            self._send("lineup.v1.error", error.to_payload())
+
+    def _send(self, type_: str, payload: dict[str, Any]) -> None:
+        """Send to this connection only (its agent, if it named one): never to another."""
+        self.host._send(type_, payload, to=self._agent_id, endpoint=self)
 
     def _lost(self, link: Link, why: str, *, final: bool, clean: bool = False) -> None:
         """A transport connection ended; ``final`` when no other will follow. A ``clean``
@@ -342,6 +384,7 @@ class RemoteAgent:
         link.stop()
         if final:
             self._subscription.close()
+            self._release()
         if self._closed.is_set():
             return  # the host closed it: nothing to report
         self._state = "closed" if final else "disconnected"

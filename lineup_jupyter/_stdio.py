@@ -82,6 +82,7 @@ class ProcessAgent(RemoteAgent):
             )
         except (OSError, ValueError) as exc:
             self._subscription.close()
+            self._release()
             why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             raise UsageError(f"[lineup] could not start {shlex.join(args)}: {why}") from None
         _RUNNING.add(self)

@@ -12,22 +12,26 @@ every connection starts with a fresh ``client.inventory`` (C1). ``WebSocketListe
 (``host.listen_websocket``) binds 127.0.0.1 and nothing else, and admits a connection only
 with its token (``Authorization: Bearer TOKEN`` or ``?token=TOKEN``, compared in constant
 time) and only from a program, not a web page (a request with an ``Origin`` header is
-refused). Its ``serve_forever`` runs on a daemon thread, so the thread it starts for each
-connection is a daemon too (a new thread inherits that): a connected agent never keeps the
-kernel from exiting.
+refused). Its own accept loop runs on a daemon thread and starts a daemon thread per socket
+only within the listener's bounds (H44); a connected agent never keeps the kernel from
+exiting.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import http
 import logging
 import secrets
+import selectors
+import socket
 import ssl
 import threading
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 from websockets.exceptions import ConnectionClosed, InvalidURI, WebSocketException
@@ -54,6 +58,8 @@ FIRST_RETRY = 0.25  # seconds before the first reconnection attempt
 LAST_RETRY = 10.0  # the longest wait between two attempts
 OPEN_TIMEOUT = 5.0  # seconds for a connection's opening handshake
 CLOSE_TIMEOUT = 1.0  # seconds for its closing handshake
+ACCEPT_POLL = 0.25  # seconds the accept loop waits before it looks whether it was closed
+ACCEPT_PAUSE = 0.05  # seconds it pauses after a failed accept (no descriptor left, say)
 
 _BINARY = ProtocolError(
     "invalid",
@@ -159,7 +165,15 @@ class WebSocketListener:
 
     Made by ``host.listen_websocket(port=0, token=None)``; ``url``, ``port`` and ``token`` say
     how to connect, ``agents`` lists the agents connected now, ``refused`` counts the
-    connections turned away. An agent may name itself with ``?agent_id=ID`` (H41).
+    connections turned away, ``accept_errors`` the failed accepts. An agent may name itself
+    with ``?agent_id=ID`` (H41).
+
+    Bounded (H44): one accept loop on a thread of its own, and a thread per socket only while
+    there is room for it (``Limits.max_handshakes`` sockets in their opening handshake,
+    ``max_connections`` connected, ``max_unnamed_connections`` of those without an agent id);
+    past a bound a socket is answered 503 and closed at once, before any thread is started.
+    A failed accept (no file descriptor left) or a thread that cannot start turns one
+    connection away and the loop goes on.
     """
 
     def __init__(self, host: Host, port: int = 0, *, token: str | None = None) -> None:
@@ -169,10 +183,14 @@ class WebSocketListener:
             raise UsageError("[lineup] the listener's token must be a non-empty string")
         self.token = token
         self.refused = 0
+        self.accept_errors = 0
         self._host = host
         self._host_thread = HostThread()  # the agents' messages go to the host there
         self._lock = threading.Lock()
-        self._agents: list[RemoteAgent] = []
+        self._agents: list[_Accepted] = []
+        self._opening = [0, 0]  # admitted, not yet listed: [all, without an agent id]
+        self._handshakes: set[socket.socket] = set()  # accepted, handshake not over
+        self._local = threading.local()  # the socket a connection thread is handshaking
         self._closing = False
         try:
             # 127.0.0.1, never "" or 0.0.0.0: other machines must not reach the kernel.
@@ -190,9 +208,10 @@ class WebSocketListener:
                 f"[lineup] cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}"
             ) from None
         self.port: int = self._server.socket.getsockname()[1]
-        # A daemon, so that the connection threads serve_forever starts are daemons too.
+        # Our accept loop, not serve_forever: that one dies for good on the first failed
+        # accept or thread start, and starts a thread for every socket without bound.
         self._thread = threading.Thread(
-            target=self._server.serve_forever, name="lineup ws listener", daemon=True
+            target=self._accept_loop, name="lineup ws listener", daemon=True
         )
         self._thread.start()
 
@@ -213,9 +232,21 @@ class WebSocketListener:
                 return
             self._closing = True
             agents = list(self._agents)
+            handshaking = list(self._handshakes)
         for agent in agents:  # first: a closed agent's thread hands nothing more to the host
             agent.close()
-        self._server.shutdown()  # waits for the connections' threads to end
+        self._server.socket.close()  # the accept loop ends
+        # websockets' Server has a socket pair to wake serve_forever (not on Windows); it
+        # wakes our loop instead, and is closed with it.
+        notifier = getattr(self._server, "shutdown_notifier", None)
+        if notifier is not None:
+            with contextlib.suppress(OSError):
+                notifier.send(b"x")
+            notifier.close()
+        for sock in handshaking:  # their threads end at once
+            with contextlib.suppress(OSError):
+                sock.close()
+        self._thread.join(2.0)
 
     def __enter__(self) -> WebSocketListener:
         return self
@@ -253,27 +284,161 @@ class WebSocketListener:
                 http.HTTPStatus.BAD_REQUEST,
                 f"agent_id {agent_id[:200]!r} must match {rules.ID_PATTERN} (M1)",
             )
+        with self._lock:
+            full = self._full(agent_id)
+        if full is not None:  # early and cheap; _serve decides again, exactly
+            return self._turn_away(connection, http.HTTPStatus.SERVICE_UNAVAILABLE, full)
+        return None
+
+    def _full(self, agent_id: str | None) -> str | None:
+        """Why one more connection (named ``agent_id``) is past a bound (H44); under the lock."""
+        limits = self._host.limits
+        connected = len(self._agents) + self._opening[0]
+        if connected >= limits.max_connections:
+            return (
+                f"{connected} agents are connected, this listener's limit "
+                "(Limits.max_connections); try again later"
+            )
+        unnamed = self._opening[1] + sum(
+            1 for a in self._agents if a.agent_id is None and a._requested is None
+        )
+        if agent_id is None and unnamed >= limits.max_unnamed_connections:
+            return (
+                f"{unnamed} connections have no agent id yet, this listener's limit "
+                "(Limits.max_unnamed_connections); connect with ?agent_id=ID"
+            )
         return None
 
     def _turn_away(
         self, connection: ServerConnection, status: http.HTTPStatus, why: str
     ) -> Response:
-        self.refused += 1
-        if self.refused == 1:  # once: a flood of attempts must not flood the notebook
+        self._count_refusal(why)
+        return connection.respond(status, f"[lineup] {why}.\n")
+
+    def _count_refusal(self, why: str) -> None:
+        with self._lock:
+            self.refused += 1
+            first = self.refused == 1
+        if first:  # once: a flood of attempts must not flood the notebook
             logger.warning(
                 "[lineup] the agent listener on %s turned a connection away: %s (further ones "
                 "are counted in listener.refused)",
                 self.url,
                 why,
             )
-        return connection.respond(status, f"[lineup] {why}.\n")
+
+    # ---- the accept loop (H44) --------------------------------------------------------
+
+    def _accept_loop(self) -> None:
+        listening = self._server.socket
+        watcher = getattr(self._server, "shutdown_watcher", None)  # close() writes to it
+        with contextlib.ExitStack() as stack:
+            selector = stack.enter_context(selectors.DefaultSelector())
+            if watcher is not None:
+                stack.callback(watcher.close)
+                selector.register(watcher, selectors.EVENT_READ)
+            try:
+                selector.register(listening, selectors.EVENT_READ)
+            except (OSError, ValueError):  # closed before the loop started
+                return
+            while not self._closing:
+                try:
+                    if not selector.select(ACCEPT_POLL):
+                        continue
+                    sock, address = self._accept()
+                except (OSError, ValueError) as exc:
+                    if self._closing:
+                        return
+                    self._accept_failed(exc)
+                    continue
+                self._start(sock, address)
+
+    def _accept(self) -> tuple[socket.socket, Any]:
+        return self._server.socket.accept()
+
+    def _accept_failed(self, exc: BaseException) -> None:
+        """An accept failed (no descriptor left, say): counted, logged once, and the loop
+        goes on after a short pause, so a connection that could not be taken is retried."""
+        self.accept_errors += 1
+        if self.accept_errors == 1:
+            logger.warning(
+                "[lineup] the agent listener on %s could not accept a connection (%s); it "
+                "goes on (failures are counted in listener.accept_errors)",
+                self.url,
+                exc,
+            )
+        time.sleep(ACCEPT_PAUSE)
+
+    def _start(self, sock: socket.socket, address: Any) -> None:
+        """A thread for this socket's handshake if there is room; else a 503 and a close."""
+        with self._lock:
+            busy = len(self._handshakes) >= self._host.limits.max_handshakes
+            if not busy:
+                self._handshakes.add(sock)
+        if busy:
+            self._refuse_socket(
+                sock,
+                f"{len(self._handshakes)} connections are in their opening handshake, this "
+                "listener's limit (Limits.max_handshakes); try again later",
+            )
+            return
+        try:
+            self._spawn(self._handle, sock, address)
+        except RuntimeError as exc:  # "can't start new thread": this one is turned away
+            with self._lock:
+                self._handshakes.discard(sock)
+            self._refuse_socket(sock, f"the kernel could not start a thread for it ({exc})")
+
+    def _spawn(self, target: Callable[..., None], *args: Any) -> None:
+        threading.Thread(target=target, args=args, name="lineup ws connection", daemon=True).start()
+
+    def _handle(self, sock: socket.socket, address: Any) -> None:
+        """One socket, on its own thread: websockets' handshake, then _serve if admitted."""
+        self._local.sock = sock
+        try:
+            self._server.handler(sock, address)
+        finally:
+            self._handshake_over()
+
+    def _handshake_over(self) -> None:
+        sock = getattr(self._local, "sock", None)
+        if sock is not None:
+            self._local.sock = None
+            with self._lock:
+                self._handshakes.discard(sock)
+
+    def _refuse_socket(self, sock: socket.socket, why: str) -> None:
+        """Turn a socket away before its handshake, without a thread: 503 if it can take it."""
+        self._count_refusal(why)
+        body = f"[lineup] {why}.\n".encode()
+        head = (
+            "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+        ).encode()
+        with contextlib.suppress(OSError):
+            sock.setblocking(False)  # never wait on a client that does not read
+            sock.send(head + body)
+            sock.shutdown(socket.SHUT_WR)
+        sock.close()
 
     def _serve(self, ws: ServerConnection) -> None:
         """One admitted agent, on its connection's thread, until it disconnects."""
+        self._handshake_over()
         path = ws.request.path if ws.request is not None else ""  # _admit read it already
         agent_id = _first(parse_qs(urlsplit(path).query).get("agent_id"))
+        with self._lock:  # the bounds, exactly: _admit's look was before others were counted
+            full = "the listener is closing" if self._closing else self._full(agent_id)
+            if full is None:
+                self._opening[0] += 1
+                self._opening[1] += agent_id is None
+        if full is not None:
+            self._count_refusal(full)
+            ws.close(CloseCode.TRY_AGAIN_LATER, f"[lineup] {full}"[:120])
+            return
         agent = _Accepted(self._host, ws, agent_id=agent_id, host_thread=self._host_thread)
         with self._lock:
+            self._opening[0] -= 1
+            self._opening[1] -= agent_id is None
             if self._closing:
                 agent.close()
                 return
@@ -288,19 +453,54 @@ class WebSocketListener:
 
 class _Accepted(RemoteAgent):
     """An agent that connected to a listener: when it disconnects, it is gone (it may connect
-    again, as a new connection with a new inventory)."""
+    again, as a new connection with a new inventory).
+
+    Its ``?agent_id`` is claimed when the connection opens, on the host's thread (H41): an id
+    the kernel or another connection speaks for is refused, with a ``lineup.v1.error`` to
+    this connection alone, a line in the host's view, and a close (1008) after it; nothing
+    it sends meanwhile is read.
+    """
 
     def __init__(
         self, host: Host, ws: ServerConnection, *, agent_id: str | None, host_thread: HostThread
     ) -> None:
         super().__init__(
             host,
-            agent_id=agent_id,
+            agent_id=None,
             describe="WebSocket from " + ":".join(str(part) for part in ws.remote_address[:2]),
             host_thread=host_thread,
         )
+        self._requested = agent_id
+        self._refused = False
         self._ws = ws
         host._track(self)
+
+    def _opened(self, link: Link) -> None:
+        requested = self._requested
+        if requested is not None and not self._closed.is_set():
+            with self.host._lock:
+                try:
+                    self.host._identities.claim(requested, self)
+                except ProtocolError as error:
+                    self._refused = True
+                    self._link = link
+                    self._state = "connected"
+                    self._refuse_claim({}, requested, error)
+                    link.end(self._close_refused)  # once the refusal is written
+                    return
+                self._agent_id = requested
+        super()._opened(link)
+
+    def _message(self, raw: str | bytes) -> None:
+        if not self._refused:
+            super()._message(raw)
+
+    def _close_refused(self) -> None:
+        # On the writer's thread, before _shut marks it closed: until this close frame is
+        # sent, the reader goes on (ignoring what it reads), so the handler cannot end first
+        # and close the connection with 1000 instead.
+        self._ws.close(CloseCode.POLICY_VIOLATION, "agent id in use (H41)")
+        self._shut()
 
     def _close_transport(self) -> None:
         _close_soon(self._ws)

@@ -20,6 +20,7 @@ import pathlib
 import threading
 from collections.abc import Callable
 from html import escape
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import anywidget
@@ -28,6 +29,7 @@ import traitlets
 from . import _inspector as inspector
 from . import _static as static
 from ._apps import shipped_apps
+from . import _view_messages as view_messages
 from ._bus import Record
 from ._components import ComponentChange
 from ._errors import UsageError
@@ -43,7 +45,6 @@ __all__ = ["AppCenterWidget", "HostWidget", "InspectorWidget", "WaitingWidget", 
 
 logger = logging.getLogger("lineup_jupyter")
 
-MAX_EVENTS_PER_MESSAGE = 1000
 # What a surface's bridge reports (js/bridge.js): uncaught errors and rejections, its console.
 SURFACE_PROBLEM_LEVELS = ("error", "rejection", "console.error", "console.warn", "silent")
 COMPONENTS_INTERVAL = 0.05  # seconds between two sends of the components list, at least
@@ -231,26 +232,31 @@ class HostWidget(anywidget.AnyWidget):
     # ---- browser -> kernel ---------------------------------------------------------
 
     def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        kind = content.get("kind") if isinstance(content, dict) else None
-        instance_id = content.get("instance_id") if isinstance(content, dict) else None
+        view_messages.handle(self._host, content, view_messages.HOST, lambda: self._handle(content))
+
+    def _handle(self, content: dict[str, Any]) -> None:
+        """A message view_messages checked (H38): its kind and its fields' types are right."""
+        kind = content["kind"]
+        instance_id = content.get("instance_id")
         if kind == "sync":
             self._flush()  # the view is told in order: list first, then any newer state
             self.send({"kind": "snapshot", "surfaces": self._specs()})
         elif kind == "event" and isinstance(instance_id, str):
             self._host.surface_message(instance_id, content.get("message"))
-        elif kind == "events" and isinstance(content.get("items"), list):
-            # Events batched by a busy view (js/state_queue.js EventBatcher), in order. The
-            # view's rate limit bounds them; the cap only guards against a hand-made message.
-            for item in content["items"][:MAX_EVENTS_PER_MESSAGE]:
-                if isinstance(item, dict) and item.get("kind") == "event":  # never nested
-                    self._on_message(_widget, item, _buffers)
+        elif kind == "events":
+            # Events batched by a busy view (js/state_queue.js EventBatcher), in order, each
+            # checked as one "event" message (never a batch in a batch; at most MAX_EVENTS).
+            for item in content["items"]:
+                view_messages.handle(
+                    self._host, item, view_messages.EVENT, partial(self._handle, item)
+                )
         elif kind == "close" and isinstance(instance_id, str):
             self._host.user_close(instance_id)
         elif kind == "refused" and isinstance(instance_id, str):
             self._host.report_refused(instance_id, content)
         elif kind == "answer" and isinstance(content.get("component_id"), str):
             component_id = content["component_id"]
-            error = self._host.answer(component_id, content.get("status"), content.get("value"))
+            error = self._host.answer(component_id, content["status"], content.get("value"))
             if error is not None:  # the view shows why, and the question stays open
                 self._flush_components()
                 self.send(
@@ -266,10 +272,6 @@ class HostWidget(anywidget.AnyWidget):
             self._surface_problem(instance_id, content)
         elif kind in ("consent_sync", "consent_decide", "consent_revoke"):
             self._host._broker.views.message(content)
-        else:  # only a bug of ours (or a hand-made comm message) gets here
-            logger.warning(
-                "[lineup] the view sent a message the kernel does not understand: %.200r", content
-            )
 
 
 class AppCenterWidget(anywidget.AnyWidget):
@@ -325,8 +327,11 @@ class AppCenterWidget(anywidget.AnyWidget):
         return _with_static(super()._repr_mimebundle_(**kwargs), *static.apps_static(self._center))
 
     def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        kind = content.get("kind") if isinstance(content, dict) else None
-        app_id = content.get("app_id") if isinstance(content, dict) else None
+        view_messages.handle(None, content, view_messages.APP_CENTER, lambda: self._handle(content))
+
+    def _handle(self, content: dict[str, Any]) -> None:
+        kind = content["kind"]
+        app_id = content.get("app_id")
         try:
             if kind == "refresh":  # another kernel or the CLI may have changed the registry
                 self._refresh()
@@ -340,8 +345,6 @@ class AppCenterWidget(anywidget.AnyWidget):
                 self._refresh()
             elif kind in self._actions and isinstance(app_id, str):
                 self._actions[kind](app_id)  # the watcher redraws
-            else:
-                logger.warning("[lineup] the app center view sent %.200r", content)
         except UsageError as error:  # e.g. nothing to roll back to, or removed meanwhile
             self._refresh()
             self.send({"kind": "notice", "text": str(error).removeprefix("[lineup] ")})
@@ -429,7 +432,12 @@ class InspectorWidget(anywidget.AnyWidget):
             )
 
     def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        kind = content.get("kind") if isinstance(content, dict) else None
+        view_messages.handle(
+            self._host, content, view_messages.INSPECTOR, lambda: self._handle(content)
+        )
+
+    def _handle(self, content: dict[str, Any]) -> None:
+        kind = content["kind"]
         history = self._host.history
         if kind == "sync":  # a view starts (again): everything the history still has
             with self._sending:

@@ -60,6 +60,11 @@ class Recorder:
     def __init__(self, host: Host) -> None:
         self.sent: list[dict[str, Any]] = []
         host.subscribe(self.sent.append)
+        # C1: a new subscriber hears the current inventory first, at once; kept here, so
+        # that `sent` is what the host sent in answer to what a test does next.
+        (first,) = self.sent
+        assert first["type"] == "lineup.v1.client.inventory" and "target" not in first
+        self.inventory = self.sent.pop()
 
     def types(self) -> list[str]:
         return [e["type"].removeprefix("lineup.v1.") for e in self.sent]

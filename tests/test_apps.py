@@ -424,11 +424,13 @@ def test_c1_c2_every_change_sends_a_new_and_higher_revision(
 def test_c1_a_change_that_changes_nothing_sends_nothing(
     host: Host, sent: Recorder, app_dir: Path
 ) -> None:
-    host.apps.install(app_dir)
+    host.apps.install(app_dir)  # heard: the subscriber saw the inventory before it (C1)
     host.send_inventory()
-    host.apps.enable(APP)
-    host.apps.install(app_dir)
-    assert len(inventories(sent)) == 1
+    heard = inventories(sent)
+    assert [i["revision"] for i in heard] == [heard[0]["revision"]] * 2
+    host.apps.enable(APP)  # already enabled
+    host.apps.install(app_dir)  # the same bundle again
+    assert len(inventories(sent)) == 2
 
 
 def test_c2_revisions_keep_increasing_across_kernel_restarts(tmp_path: Path) -> None:
@@ -668,7 +670,10 @@ def test_h35_an_upgrade_leaves_open_surfaces_on_their_bundle(
     assert host.surfaces["n1"].app.version == "1.0.0"
     host.apps.remove(APP)
     assert not host.surfaces
-    assert sent.last()["payload"]["data"]["reason"] == "app_removed"
+    # H35: the close, then the new inventory (the subscriber saw one when it subscribed, C1)
+    closed, inventory = sent.sent[-2:]
+    assert closed["payload"]["data"]["reason"] == "app_removed"
+    assert inventory["type"] == "lineup.v1.client.inventory"
 
 
 def test_c2_another_kernels_change_is_seen_by_the_next_inventory(

@@ -309,7 +309,31 @@ def test_subscribe_and_unsubscribe(host: Host) -> None:
     host.receive("x")
     subscription()
     host.receive("y")
-    assert len(got) == 1
+    assert [e["type"] for e in got] == ["lineup.v1.client.inventory", "lineup.v1.error"]
+
+
+def test_c1_a_subscriber_hears_the_inventory_at_once_and_every_later_one(host: Host) -> None:
+    """C1, C2: subscribing sets the session up: the current client.inventory comes at once,
+    to the new subscriber alone (one who was listening already has it); a later revision
+    (a capability declared, C4) reaches every subscriber."""
+    first: list[dict[str, Any]] = []
+    host.subscribe(first.append)
+    second: list[dict[str, Any]] = []
+    host.subscribe(second.append)
+    assert [e["type"] for e in first] == ["lineup.v1.client.inventory"]
+    assert [e["type"] for e in second] == ["lineup.v1.client.inventory"]
+    assert first[0]["payload"] == second[0]["payload"] == host.inventory
+    recorded = host.history.select(type="lineup.v1.client.inventory")
+    assert [r.envelope["id"] for r in recorded] == [first[0]["id"], second[0]["id"]]
+
+    @host.capability("demo.later", risk="user_confirmation")
+    def later(arguments: dict[str, Any]) -> None:
+        """A capability declared after both subscribed."""
+
+    for got in (first, second):
+        assert [e["type"] for e in got][-1] == "lineup.v1.client.inventory" and len(got) == 2
+        assert int(got[1]["payload"]["revision"]) > int(got[0]["payload"]["revision"])
+        assert "demo.later" in [c["name"] for c in got[1]["payload"]["capabilities"]]
 
 
 def test_a_failing_subscriber_does_not_stop_the_others(
@@ -320,10 +344,10 @@ def test_a_failing_subscriber_does_not_stop_the_others(
     def broken(envelope: dict[str, Any]) -> None:
         raise RuntimeError("boom")
 
-    host.subscribe(broken)
+    host.subscribe(broken)  # it raises on its first inventory already: recorded, not raised
     host.subscribe(got.append)
     assert isinstance(host.receive("x"), ProtocolError)
-    assert len(got) == 1
+    assert [e["type"] for e in got] == ["lineup.v1.client.inventory", "lineup.v1.error"]
     assert any(
         r.kind == "handler_error" and "boom" in (r.error or {})["message"] for r in host.history
     )

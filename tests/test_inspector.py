@@ -288,14 +288,20 @@ def test_widget_answers_states_and_export(host: Host) -> None:
     assert [json.loads(line)["seq"] for line in lines] == [r.seq for r in host.history]
 
 
-def test_widget_logs_a_message_it_does_not_understand(
+def test_h38_widget_refuses_a_message_it_does_not_understand(
     host: Host, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """H38: refused with its path, on record (so the inspector shows it) and in the log."""
     widget = host.inspector
     sent = sent_by(widget)
     widget._on_message(widget, {"kind": "rm -rf"}, [])
-    assert sent == []
-    assert "[lineup] the inspector view sent" in caplog.text
+    (record,) = host.history
+    assert record.error is not None and (record.error["rule"], record.error["path"]) == (
+        "H38",
+        "$.kind",
+    )
+    assert [m["kind"] for m, _ in sent] == ["records"]  # only the record of the refusal
+    assert "[lineup] a view message was refused at $.kind" in caplog.text
 
 
 def test_the_inspector_costs_nothing_until_it_is_displayed() -> None:

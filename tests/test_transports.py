@@ -166,7 +166,8 @@ def test_a_line_over_the_limit_is_refused_unread(tmp_path: Path) -> None:
 
 
 def test_an_envelope_for_another_agent_is_refused(user: ScriptedUser, tmp_path: Path) -> None:
-    """H41, H8: a process bound to agent_p cannot act as the kernel's agent_k."""
+    """H41, H8: a process bound to agent_p cannot act as the kernel's agent_k (whose id is
+    the kernel's: agent_conflict, to the process alone)."""
     kernel_agent = user.connect_agent("agent_k")
     kernel_agent.open("k.1", html="<p>mine</p>", state={"v": 1})
     body = """
@@ -174,12 +175,12 @@ def test_an_envelope_for_another_agent_is_refused(user: ScriptedUser, tmp_path: 
     listen()
     """
     process = user.connect_process(agent(tmp_path, body), agent_id=AGENT)
-    error = user.expect_to_agent("error", code="invalid")
+    error = user.expect_to_agent("error", code="agent_conflict")
     assert (error["payload"]["rule"], error["payload"]["path"]) == ("H41", "$.sender.id")
     assert error["target"] == {"kind": "agent", "id": AGENT}  # to the process, not agent_k
     assert user.host.surfaces["k.1"].state == {"v": 1}
     assert kernel_agent.errors == []
-    user.wait_for(lambda: "got lineup.v1.error invalid" in process.stderr_tail, "the error")
+    user.wait_for(lambda: "got lineup.v1.error agent_conflict" in process.stderr_tail, "it")
 
 
 def test_host_close_ends_its_agent_processes_and_listeners(tmp_path: Path) -> None:
@@ -300,13 +301,13 @@ def test_messages_are_handed_to_the_host_on_the_event_loop(tmp_path: Path) -> No
     connected (a notebook cell), never touching the host from its own thread."""
     host = Host("conv_01")
     threads: list[int] = []
-    receive = host.receive
+    receive = host._receive  # what a connection calls: Host.receive for one endpoint (H41)
 
-    def spy(raw: Any) -> ProtocolError | None:
+    def spy(raw: Any, endpoint: object) -> ProtocolError | None:
         threads.append(threading.get_ident())
-        return receive(raw)
+        return receive(raw, endpoint)
 
-    host.receive = spy  # type: ignore[method-assign]
+    host._receive = spy  # type: ignore[method-assign]
 
     async def cell() -> int:
         process = host.connect_process(agent(tmp_path, OPENS_AND_LISTENS))
@@ -442,8 +443,8 @@ def test_the_listener_turns_away_what_lacks_the_token(user: ScriptedUser) -> Non
     """H43: no token, a wrong token, a web page (Origin) with the right one, or a bad agent
     id: refused at the handshake, and nothing reaches host.receive."""
     calls: list[Any] = []
-    receive = user.host.receive
-    user.host.receive = lambda raw: calls.append(raw) or receive(raw)  # type: ignore[method-assign]
+    receive = user.host._receive  # what a connection calls (Host.receive for one endpoint)
+    user.host._receive = lambda raw, at: calls.append(raw) or receive(raw, at)  # type: ignore[method-assign]
     listener = user.listen_websocket()
     attempts: list[dict[str, Any]] = [
         {"uri": listener.url},

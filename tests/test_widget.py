@@ -187,26 +187,42 @@ def test_a_forged_report_cannot_inject_codes_or_rules(host: Host, widget: Any) -
 
 
 @pytest.mark.parametrize(
-    "content",
+    ("content", "path"),
     [
-        None,
-        [],
-        "x",
-        {"kind": "event"},
-        {"kind": "nope", "instance_id": "w"},
-        {"kind": "event", "instance_id": 5},
+        (None, "$"),
+        ([], "$"),
+        ("x", "$"),
+        ({"kind": "event"}, "$.instance_id"),
+        ({"kind": "nope", "instance_id": "w"}, "$.kind"),
+        ({"kind": "event", "instance_id": 5}, "$.instance_id"),
+        (
+            {"kind": "answer", "component_id": "q", "status": "answered", "value": 10**401},
+            "$.value",
+        ),
+        ({"kind": "refused", "instance_id": "w", "code": []}, "$.code"),
     ],
 )
-def test_malformed_browser_messages_change_nothing(
-    host: Host, widget: Any, content: Any, caplog: pytest.LogCaptureFixture
+def test_h38_malformed_browser_messages_are_refused_with_a_reason_and_change_nothing(
+    host: Host, widget: Any, content: Any, path: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Our own front end sent something it should not: logged, nothing changes."""
+    """H38: a view message of the wrong shape is refused with its path and a sentence, on
+    record and in the log; nothing changes, nothing raises."""
     agent = host.connect_agent("a")
     agent.open("w", html="<p>")
+    agent.ask_input("n?", input_type="number", component_id="q")
     before = len(host.history)
     widget._on_message(widget, content, [])
-    assert len(host.history) == before and "w" in host.surfaces
-    assert "[lineup] the view sent a message the kernel does not understand" in caplog.text
+    assert len(host.history) == before + 1 and "w" in host.surfaces
+    record = host.history[-1]
+    assert record.kind == "refused" and record.error is not None
+    assert (record.error["code"], record.error["rule"], record.error["path"]) == (
+        "invalid",
+        "H38",
+        path,
+    )
+    assert "[lineup] a view message was refused" in caplog.text
+    question = host.components.get("q")
+    assert question is not None and question.pending and agent.errors == []
 
 
 # ---- the app center's view (docs/apps.md) -----------------------------------------------
@@ -308,7 +324,7 @@ def test_the_app_center_view_ignores_what_it_does_not_understand(
     center_view._on_message(center_view, {"kind": "format_disk", "app_id": "x"}, [])
     center_view._on_message(center_view, "not a dict", [])
     assert center_view.sent == []
-    assert "[lineup] the app center view sent" in caplog.text
+    assert '[lineup] a view message was refused at $.kind: kind "remove"' in caplog.text  # H38
 
 
 def test_h42_the_view_lists_agents_outside_the_kernel_and_how_they_ended(

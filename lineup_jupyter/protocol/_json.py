@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from typing import Any
 
 from pydantic_core import from_json
@@ -19,10 +20,13 @@ from pydantic_core import from_json
 from .._errors import ProtocolError
 from ._rules import MAX_JSON_DEPTH
 
+_JSON_TYPES = frozenset({dict, list, str, int, float, bool, type(None)})
 _COMPACT = {"separators": (",", ":"), "ensure_ascii": False, "allow_nan": False}
 
 
-_MAX_INT_BITS = 13_000  # about 3900 decimal digits, under Python's 4300-digit str limit
+# An integer past the largest double (about 1.8e308) is no more I-JSON than 1e400: JavaScript
+# reads it as Infinity, and the kernel cannot compare it with a float (OverflowError).
+_LARGEST_DOUBLE = sys.float_info.max
 
 
 def _error(path: str, message: str, code: str = "invalid_json") -> ProtocolError:
@@ -145,7 +149,9 @@ def _fast_loads(doc: str | bytes) -> Any:
                     strings.append(child)
                 elif kind is dict or kind is list:
                     deeper.append(child)
-                elif kind is float and child - child != 0:  # inf: too big for a double
+                elif (kind is float and child - child != 0) or (  # inf: too big for a double
+                    kind is int and not -_LARGEST_DOUBLE <= child <= _LARGEST_DOUBLE
+                ):
                     return _SLOW
         if not deeper:
             if type(value) is str:
@@ -203,6 +209,13 @@ def _walk(root: Any, *, strict_types: bool) -> None:
     stack: list[tuple[Any, Node, int]] = [(root, None, 0)]
     while stack:
         value, node, depth = stack.pop()
+        if strict_types and type(value) not in _JSON_TYPES:
+            # Exactly these types: a subclass (of dict, str, int...) may override any method
+            # the host would call, and make the host raise; a tuple or set is not JSON either.
+            hint = " (use a list)" if isinstance(value, (tuple, set, frozenset)) else ""
+            raise _error(
+                _path(node), f"a {type(value).__name__} is not a JSON value{hint}.", "invalid"
+            )
         if isinstance(value, str):
             if not value.isascii():
                 try:
@@ -219,10 +232,10 @@ def _walk(root: Any, *, strict_types: bool) -> None:
                     _path(node), f"the value is nested more than {MAX_JSON_DEPTH} levels deep."
                 )
             for key, item in value.items():
-                if not isinstance(key, str):
+                if type(key) is not str:
                     raise _error(
                         _path(node),
-                        f"the key {key!r} is a {type(key).__name__}; JSON object keys are strings.",
+                        f"a key is a {type(key).__name__}; JSON object keys are strings.",
                         "invalid",
                     )
                 if key == "__proto__":
@@ -242,18 +255,18 @@ def _walk(root: Any, *, strict_types: bool) -> None:
                 )
             stack.extend((item, (node, i), depth + 1) for i, item in enumerate(value))
             continue
-        if not strict_types or value is None or isinstance(value, bool):
+        if value is None or isinstance(value, bool):
             continue
         if isinstance(value, int):
-            if value.bit_length() > _MAX_INT_BITS:  # Python cannot even print it as JSON
-                raise _error(_path(node), "the integer is longer than 4000 digits.")
+            if not -_LARGEST_DOUBLE <= value <= _LARGEST_DOUBLE:
+                raise _error(
+                    _path(node), "the integer is beyond the range of a double, like 1e400."
+                )
             continue
-        if isinstance(value, float):
-            if not math.isfinite(value):
-                raise _error(_path(node), f"{value} is not a finite JSON number.")
+        if not strict_types:
             continue
-        hint = " (use a list)" if isinstance(value, (tuple, set, frozenset)) else ""
-        raise _error(_path(node), f"a {type(value).__name__} is not a JSON value{hint}.", "invalid")
+        if not math.isfinite(value):  # a float: the only type left
+            raise _error(_path(node), f"{value} is not a finite JSON number.")
 
 
 _PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

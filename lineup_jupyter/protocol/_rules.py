@@ -134,6 +134,9 @@ ERROR_CODES: Final = {
     "csp_violation": "the browser blocked something a surface tried (its CSP, S3)",
     "unknown_component": "no standard component with that id is shown",
     "component_conflict": "the component id is taken by another kind, or the question was asked",
+    "too_many": "a count limit was reached: open surfaces, components, waiting calls (H44)",
+    "agent_conflict": "the agent id belongs to another endpoint: an in-kernel agent, or another "
+    "connection (H41)",
     "internal": "the host failed while handling a valid message",
 }
 

@@ -45,11 +45,19 @@ _HEADER_ADAPTER = TypeAdapter(EnvelopeHeader)
 
 @dataclass(frozen=True)
 class Limits:
-    """The size limits a host enforces; every one has a rule and a documented default."""
+    """The limits a host enforces; every one has a rule and a documented default
+    (docs/protocol.md, "Limits"). Sizes bound one message; counts bound what the host keeps
+    and serves at once, so that no agent can make it hold or start without end (H44)."""
 
     max_message_bytes: int = r.DEFAULT_MAX_MESSAGE_BYTES  # H2
     max_bundle_bytes: int = r.DEFAULT_MAX_BUNDLE_BYTES  # U3
     max_state_bytes: int = r.DEFAULT_MAX_STATE_BYTES  # H7
+    max_open_surfaces: int = 100  # H44: open surface instances, all agents together
+    max_components: int = 200  # H44: standard components shown, all agents together
+    max_waiting_calls: int = 20  # H44: app.calls waiting for the user (consent cards)
+    max_connections: int = 64  # H44: connections to one listener at once
+    max_unnamed_connections: int = 8  # H44: of those, connections without an agent id yet
+    max_handshakes: int = 16  # H44: sockets of one listener before their handshake ends
 
 
 DEFAULT_LIMITS = Limits()
@@ -374,12 +382,12 @@ _NAMED_FIELD = re.compile(r"^([A-Z][0-9]{1,2}) ([a-z_]+): ")
 
 def readable_id(value: Any) -> str | None:
     """``value`` if it is a valid id (H1), so a refusal may name it; else None."""
-    return value if isinstance(value, str) and _ID.fullmatch(value) else None
+    return value if type(value) is str and _ID.fullmatch(value) else None
 
 
 def readable_type(value: Any) -> str | None:
     """``value`` if it is a string short enough to quote back as a refused type; else None."""
-    return value if isinstance(value, str) and len(value) <= 128 else None
+    return value if type(value) is str and len(value) <= 128 else None
 
 
 def _json_kind(value: Any) -> str:
