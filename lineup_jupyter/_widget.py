@@ -19,8 +19,8 @@ import logging
 import pathlib
 import threading
 from collections.abc import Callable
-from html import escape
 from functools import partial
+from html import escape
 from typing import TYPE_CHECKING, Any
 
 import anywidget
@@ -28,8 +28,8 @@ import traitlets
 
 from . import _inspector as inspector
 from . import _static as static
-from ._apps import shipped_apps
 from . import _view_messages as view_messages
+from ._apps import shipped_apps
 from ._bus import Record
 from ._components import ComponentChange
 from ._errors import UsageError

@@ -302,7 +302,20 @@ def test_an_unknown_level_is_reported_as_an_error(host: Host) -> None:
     widget = host.widget
     opened(host)
     widget._on_message(
-        widget, {"kind": "surface_problem", "instance_id": "w", "level": "<b>", "text": 7}, []
+        widget, {"kind": "surface_problem", "instance_id": "w", "level": "<b>", "text": "7"}, []
     )
     (problem,) = list(host.problems)
     assert problem.where == "surface 'w' (error)" and problem.message == "7"
+
+
+def test_a_surface_problem_of_the_wrong_shape_is_refused_h38(host: Host) -> None:
+    """H38: a text that is not a string is refused at its path, and nothing is shown."""
+    widget = host.widget
+    opened(host)
+    widget._on_message(widget, {"kind": "surface_problem", "instance_id": "w", "text": 7}, [])
+    assert list(host.problems) == []
+    (record,) = host.history.select(kind="refused")
+    assert record.error is not None and (record.error["rule"], record.error["path"]) == (
+        "H38",
+        "$.text",
+    )
