@@ -42,6 +42,15 @@ import { trustText } from "./trust.js";
 const EVENTS_ALONE_PER_SECOND = 20;
 const EVENT_WINDOW_MS = 100;
 
+/** What the bridge keeps a surface from doing itself, and what to use instead (C8, H21). */
+const BLOCKED = /** @type {Record<string, string>} */ ({
+  copy: "This surface tried to change what you copy; blocked. An app writes the clipboard with clipboard.write, after you allow it.",
+  file: "This surface tried to read a file itself; blocked. An app reads a file you pick with device.pick_file, after you allow it.",
+});
+/** Said with a blocked script: only the bundle's js runs in a surface (docs/security.md). */
+const SCRIPT_HINT =
+  " (a surface runs only its bundle's js: no <script> in its html, no inline on* handler, no eval)";
+
 /** Variables a surface gets (as --lineup-NAME) from JupyterLab's theme. */
 const THEME_VARIABLES = [
   ["--lineup-background", "--jp-layout-color0"],
@@ -79,7 +88,7 @@ const STYLE = `
 .lineup-close { border: 0; background: transparent; font-size: 16px; line-height: 1; cursor: pointer; color: inherit; padding: 2px 6px; }
 .lineup-close:focus-visible { outline: 2px solid var(--jp-brand-color1, #1976d2); }
 .lineup-shell { display: block; width: 100%; border: 0; }
-.lineup-status, .lineup-stalled { font-size: 12px; padding: 4px 8px; color: var(--jp-warn-color0, #a66); }
+.lineup-status, .lineup-stalled, .lineup-blocked { font-size: 12px; padding: 4px 8px; color: var(--jp-warn-color0, #a66); }
 .lineup-stop { margin-left: 8px; }
 .lineup-trust { font-size: 11px; color: var(--jp-ui-font-color2, #666); }
 .lineup-trust[data-mode="strict"] { color: var(--jp-success-color1, #2e7d32); }
@@ -347,13 +356,56 @@ function render({ model, el, signal }) {
     return undefined;
   }
 
+  /**
+   * A refusal counts against the surface's event rate limit like an event (a flood of refused
+   * messages is still a flood), and travels batched with the events: the kernel sees at most
+   * the limit, and one rate_limited report a second for the rest.
+   * @param {Entry} entry @param {{ code: string, rule: string, path: string, message: string }} report
+   */
+  function refuseCounted(entry, report) {
+    if (!entry.rate.take()) {
+      tooMany(entry);
+      return;
+    }
+    events.push({ kind: "refused", instance_id: entry.spec.instance_id, ...report });
+  }
+
+  /** @param {Entry} entry */
+  function tooMany(entry) {
+    const now = performance.now();
+    if (now - entry.lastDropReport > 1000) {
+      entry.lastDropReport = now;
+      refuse(entry, {
+        code: "rate_limited",
+        rule: "S4",
+        path: "$",
+        message: `more than ${config.events_per_second} messages per second: the excess is dropped`,
+      });
+    }
+  }
+
+  /**
+   * What the bridge kept a surface from doing itself, once per kind: said in its card, where
+   * the user looks, and to its agent, with the capability that does it with consent.
+   * @param {Entry} entry @param {unknown} what
+   */
+  function blocked(entry, what) {
+    const text = BLOCKED[String(what)];
+    if (!text || entry.card.querySelector(`.lineup-blocked[data-what="${String(what)}"]`)) return;
+    const notice = element("div", "lineup-blocked", text);
+    notice.dataset.what = String(what);
+    notice.setAttribute("role", "status");
+    entry.card.insertBefore(notice, entry.shell);
+    refuse(entry, { code: "unsupported", rule: "H21", path: "$", message: text });
+  }
+
   /** @param {MessageEvent} event */
   function onMessage(event) {
     const entry = entryOf(event.source);
     if (!entry) return; // not one of our frames: not ours to read
     const message = event.data;
     if (message?.namespace !== SURFACE_NAMESPACE) {
-      refuse(entry, { code: "invalid", rule: "U7", path: "$.namespace", message: "not a surface message" });
+      refuseCounted(entry, { code: "invalid", rule: "U7", path: "$.namespace", message: "not a surface message" });
       return;
     }
     if (message.type === "ready") {
@@ -370,36 +422,39 @@ function render({ model, el, signal }) {
         path: "$",
         message: `the surface sent too many messages: ${Number(message.count)} dropped in the last second`,
       });
+    } else if (message.type === "too_large") {
+      refuseCounted(entry, {
+        code: "too_large",
+        rule: "U9",
+        path: "$",
+        message: `the message is over ${Number(message.limit)} characters as JSON: the shell refused it`,
+      });
+    } else if (message.type === "blocked") {
+      blocked(entry, message.what);
     } else if (message.type === "csp") {
       const now = performance.now();
       if (now - entry.lastCspReport > 1000) {
         entry.lastCspReport = now; // at most one report a second: a loop of violations is one story
+        const directive = String(message.directive);
         refuse(entry, {
           code: "csp_violation",
           rule: "S3",
           path: "$",
-          message: `blocked by ${String(message.directive)}: ${String(message.blocked)}`,
+          message:
+            `blocked by ${directive}: ${String(message.blocked)}` +
+            (directive.startsWith("script-src") ? SCRIPT_HINT : ""),
         });
       }
     } else if (message.type === "resize") {
       const height = entry.size.next(Number(message.height));
       if (height !== null) entry.shell.style.height = `${height}px`;
     } else if (!entry.rate.take()) {
-      const now = performance.now();
-      if (now - entry.lastDropReport > 1000) {
-        entry.lastDropReport = now;
-        refuse(entry, {
-          code: "rate_limited",
-          rule: "S4",
-          path: "$",
-          message: `more than ${config.events_per_second} events per second: the excess is dropped`,
-        });
-      }
+      tooMany(entry);
     } else {
       const verdict = validateSurfaceMessage(message);
       if (!verdict.ok) {
         const { code, rule, path, message: text } = verdict;
-        refuse(entry, { code, rule, path, message: text });
+        events.push({ kind: "refused", instance_id: entry.spec.instance_id, code, rule, path, message: text });
       } else {
         events.push({
           kind: "event",

@@ -187,11 +187,12 @@ class HostWidget(anywidget.AnyWidget):
         elif kind == "event" and isinstance(instance_id, str):
             self._host.surface_message(instance_id, content.get("message"))
         elif kind == "events" and isinstance(content.get("items"), list):
-            # Events batched by a busy view (js/state_queue.js EventBatcher), in order. The
-            # view's rate limit bounds them; the cap only guards against a hand-made message.
+            # Events and refusals batched by a busy view (js/state_queue.js EventBatcher), in
+            # order; both count against the view's rate limit. The cap only guards against a
+            # hand-made message.
             for item in content["items"][:MAX_EVENTS_PER_MESSAGE]:
-                if isinstance(item, dict) and item.get("kind") == "event":  # never nested
-                    self._on_message(_widget, item, _buffers)
+                if isinstance(item, dict) and item.get("kind") in ("event", "refused"):
+                    self._on_message(_widget, item, _buffers)  # never nested
         elif kind == "close" and isinstance(instance_id, str):
             self._host.user_close(instance_id)
         elif kind == "refused" and isinstance(instance_id, str):
