@@ -282,8 +282,9 @@ export function surfaceBridge(config) {
  * It is the gate between a surface and the notebook page (S4): every message from its surface
  * takes a token, refused or not; one that is too big never reaches the page.
  * @param {{ srcdoc: string, allow: string, namespace: string, perSecond: number, maxChars: number }} config
+ * @param {typeof exceeds} larger
  */
-export function shellRelay(config) {
+export function shellRelay(config, larger) {
   // A flood is cut here, before it costs the notebook page anything: at most `perSecond`
   // messages go up (bursts of twice that); the page hears once a second how many were dropped.
   let tokens = 2 * config.perSecond;
@@ -293,42 +294,6 @@ export function shellRelay(config) {
     if (dropped) parent.postMessage({ namespace: config.namespace, type: "dropped", count: dropped }, "*");
     dropped = 0;
   }, 1000);
-  // The size of a message as JSON text, estimated from the clone the shell holds (the
-  // surface's process pays for that clone, never the notebook page's): true as soon as it is
-  // over `limit`, so the walk costs at most `limit` steps whatever the surface sent.
-  const larger = (/** @type {unknown} */ message, /** @type {number} */ limit) => {
-    let size = 0;
-    /** @type {unknown[]} */
-    const stack = [message];
-    const seen = new Set();
-    while (stack.length > 0) {
-      const value = stack.pop();
-      size += 8;
-      if (typeof value === "string") size += value.length;
-      if (typeof value === "object" && value !== null && !seen.has(value)) {
-        seen.add(value);
-        if (ArrayBuffer.isView(value) || value instanceof ArrayBuffer) {
-          size += value.byteLength;
-        } else if (Array.isArray(value)) {
-          size += 2 * value.length; // a sparse array is as long as it says
-          for (let i = 0; i < value.length && size <= limit; i++) stack.push(value[i]);
-        } else if (value instanceof Map || value instanceof Set) {
-          for (const entry of value) {
-            stack.push(entry);
-            if ((size += 8) > limit) break;
-          }
-        } else {
-          const object = /** @type {Record<string, unknown>} */ (value);
-          for (const key in object) {
-            stack.push(object[key]);
-            if ((size += key.length + 8) > limit) break;
-          }
-        }
-      }
-      if (size > limit) return true;
-    }
-    return false;
-  };
   // The shell's own CSP is what blocks a surface navigating itself: report those blocks too.
   document.addEventListener("securitypolicyviolation", (event) => {
     parent.postMessage(
@@ -367,4 +332,50 @@ export function shellRelay(config) {
       frame.contentWindow?.postMessage(event.data, "*");
     }
   });
+}
+
+/**
+ * Whether a message is larger than `limit` characters as JSON text, counted on the clone the
+ * shell holds (the surfaces' process pays for that clone, never the notebook page). The count
+ * never exceeds the JSON text's length (each value at least 1 character, a string its quotes
+ * and length, a member its quoted key and colon, an array a comma per item), so no message the
+ * page would accept is refused here; and every step adds to it, so the walk stops after about
+ * `limit` steps whatever the surface sent (a sparse array counts as long as it says, an object
+ * seen twice once). Runs in the shell, passed to shellRelay as text: self-contained.
+ * @param {unknown} message
+ * @param {number} limit
+ */
+export function exceeds(message, limit) {
+  let size = 0;
+  /** @type {unknown[]} */
+  const stack = [message];
+  const seen = new Set();
+  while (stack.length > 0) {
+    const value = stack.pop();
+    size += 1;
+    if (typeof value === "string") size += value.length + 1;
+    if (typeof value === "object" && value !== null && !seen.has(value)) {
+      seen.add(value);
+      size += 1;
+      if (ArrayBuffer.isView(value) || value instanceof ArrayBuffer) {
+        size += value.byteLength;
+      } else if (Array.isArray(value)) {
+        size += value.length;
+        for (let i = 0; i < value.length && size <= limit; i++) stack.push(value[i]);
+      } else if (value instanceof Map || value instanceof Set) {
+        for (const entry of value) {
+          stack.push(entry);
+          if ((size += 1) > limit) break;
+        }
+      } else {
+        const object = /** @type {Record<string, unknown>} */ (value);
+        for (const key in object) {
+          stack.push(object[key]);
+          if ((size += key.length + 3) > limit) break;
+        }
+      }
+    }
+    if (size > limit) return true;
+  }
+  return false;
 }

@@ -2,7 +2,7 @@
 // the host-owned shell frame, and inside it the surface frame whose first node is its CSP (S3).
 
 import { EVENT_NAME_PATTERN, SURFACE_NAMESPACE } from "./protocol.generated.js";
-import { shellRelay, surfaceBridge } from "./bridge.js";
+import { exceeds, shellRelay, surfaceBridge } from "./bridge.js";
 import { cspHash } from "./sha256.js";
 
 /** S2: exactly this, never allow-same-origin, allow-top-navigation, allow-popups, allow-forms. */
@@ -114,9 +114,11 @@ export function scriptSafe(text) {
 /**
  * @param {Function} fn
  * @param {unknown} config
+ * @param {Function[]} helpers self-contained functions passed after the config, as text
  */
-function call(fn, config) {
-  return scriptSafe(`(${fn.toString()})(${JSON.stringify(config)});`);
+function call(fn, config, helpers = []) {
+  const args = [JSON.stringify(config), ...helpers.map((helper) => helper.toString())].join(", ");
+  return scriptSafe(`(${fn.toString()})(${args});`);
 }
 
 /** @typedef {{ srcdoc: string, scriptHash: string }} SurfaceDocument */
@@ -158,7 +160,7 @@ export function shellDocument(surface, perSecond = SHELL_MESSAGES_PER_SECOND) {
     namespace: SURFACE_NAMESPACE,
     perSecond,
     maxChars: MAX_MESSAGE_CHARS,
-  });
+  }, [exceeds]);
   return (
     `<meta http-equiv="Content-Security-Policy" content="${escapeAttribute(shellCsp(cspHash(relay), surface.scriptHash))}">` +
     `<meta charset="utf-8">` +

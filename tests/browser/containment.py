@@ -54,11 +54,13 @@ OFF_GATE = "shell gate"
 OFF_MESSAGE_GUARD = "message guard"
 OFF_COPY_GUARD = "copy guard"
 OFF_FILE_GUARD = "file guard"
+OFF_DROP_GUARD = "drop guard"
 _EDITS = {
     OFF_GATE: ("if (larger(event.data, config.maxChars))", "if (false)"),
     OFF_MESSAGE_GUARD: ("!== parent) apply(stopAll, event, [])", "!== parent) void 0"),
     OFF_COPY_GUARD: ("listen(window, type, (event) => apply(stopAll, event, []))", "void 0"),
     OFF_FILE_GUARD: ("guardClicks(window);", "void 0;"),
+    OFF_DROP_GUARD: ("if (carriesFiles(dragData, event))", "if (false)"),
 }
 
 

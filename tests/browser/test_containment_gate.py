@@ -19,6 +19,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, expect
 from .canary import Canary, CanaryServer
 from .containment import (
     OFF_COPY_GUARD,
+    OFF_DROP_GUARD,
     OFF_FILE_GUARD,
     OFF_GATE,
     OFF_MESSAGE_GUARD,
@@ -126,6 +127,19 @@ BUNDLES: list[dict[str, Any]] = [
             "window.addEventListener('copy', hijack, true);\n"
             "document.addEventListener('copy', hijack);\n"
             "document.oncopy = hijack; document.body.oncopy = hijack;\n"
+        ),
+    },
+    {
+        "id": "gate-file-drop",
+        "html": "<div id=zone style='width:300px;height:150px;background:#eef'>drop here</div>",
+        "css": "",
+        "js": (
+            "const zone = document.getElementById('zone');\n"
+            "zone.addEventListener('dragover', (e) => e.preventDefault());\n"
+            "zone.addEventListener('drop', (e) => { e.preventDefault();\n"
+            "  const file = e.dataTransfer.files[0]; probe('dropped', file ? file.name : null);\n"
+            "  if (file) file.text().then((t) => LineUpSurface.event('file', {text: t}));\n"
+            "});\n"
         ),
     },
     {
@@ -442,5 +456,57 @@ def test_control_file_input_opens_without_the_guard(
         expect(control_surface(page).locator("#f")).to_be_visible()
         click_everything(page, control_surface(page))
         assert seen.files.count("f") >= 2 and "g" in seen.files, seen.files
+    finally:
+        page.close()
+
+
+def drop_file(page: Page, surface: Any, path: str) -> None:
+    """A real drag of a file from outside the browser onto the surface's zone (DevTools'
+    Input.dispatchDragEvent: the browser's own drag, trusted, with the file's content)."""
+    box = surface.locator("#zone").bounding_box()
+    assert box is not None
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    cdp = page.context.new_cdp_session(page)
+    data = {"items": [], "files": [path], "dragOperationsMask": 1}
+    for kind in ("dragEnter", "dragOver", "drop"):
+        cdp.send("Input.dispatchDragEvent", {"type": kind, "x": x, "y": y, "data": data})
+    cdp.detach()
+    page.wait_for_timeout(500)
+
+
+def test_a_file_dropped_on_a_surface_does_not_reach_it(lab: Lab, tmp_path: Any) -> None:
+    """H21, C8: a file dragged from the desktop onto a surface never reaches the bundle's drop
+    listener (nor its agent); the card points to device.pick_file."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOPSECRET file content")
+    inst = instance_of("gate-file-drop")
+    since = lab.open("gate-file-drop")
+    try:
+        expect(lab.surface(inst).locator("#zone")).to_be_visible()
+        drop_file(lab.page, lab.surface(inst), str(secret))
+        expect(lab.card(inst).locator(".lineup-blocked[data-what='file']")).to_contain_text(
+            "device.pick_file"
+        )
+        assert "dropped" not in lab.seen.of(inst), lab.seen.of(inst)
+        report = lab.settled(since)
+        assert [e for e in report["accepted"] if e["instance"] == inst] == []
+    finally:
+        lab.close("gate-file-drop")
+
+
+def test_control_a_dropped_file_reaches_a_surface_without_the_guard(
+    lab: Lab, jupyter: JupyterServer, docs: dict[str, str], tmp_path: Any
+) -> None:
+    """Control: without the bridge's drop guard the same drag delivers the file to the
+    surface's listener (the detector sees its name)."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOPSECRET file content")
+    seen = Seen()
+    page = control(lab, jupyter, seen, without(docs["gate-file-drop"], OFF_DROP_GUARD))
+    try:
+        expect(control_surface(page).locator("#zone")).to_be_visible()
+        drop_file(page, control_surface(page), str(secret))
+        dropped = seen.of(instance_of("gate-file-drop")).get("dropped")
+        assert dropped == "secret.txt", seen.probes
     finally:
         page.close()
