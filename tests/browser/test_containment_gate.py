@@ -71,7 +71,7 @@ BUNDLES: list[dict[str, Any]] = [
         "html": "",
         "css": "",
         "js": (
-            "const big = () => Array.from({length: 1500000}, (_, i) => ({i}));\n"
+            "const big = () => Array.from({length: 250000}, (_, i) => ({i}));\n"
             "parent.postMessage({namespace: 'lineup.surface.v1', type: 'event', event: 'big', "
             "data: {a: big()}}, '*');\n"
             "parent.postMessage(big(), '*');\n"
@@ -127,6 +127,23 @@ BUNDLES: list[dict[str, Any]] = [
             "window.addEventListener('copy', hijack, true);\n"
             "document.addEventListener('copy', hijack);\n"
             "document.oncopy = hijack; document.body.oncopy = hijack;\n"
+        ),
+    },
+    {
+        # Residual: the surface moves the selection itself just before the copy.
+        "id": "gate-copy-selection",
+        "html": (
+            f"<p id=text style='font-size:24px'>{SELECTED}</p>"
+            f"<p id=hidden style='position:absolute;left:-9999px'>{HIJACK}</p>"
+        ),
+        "css": "",
+        "js": (
+            "document.addEventListener('keydown', (e) => {\n"
+            "  if (!e.ctrlKey || e.key !== 'c') return;\n"
+            "  const range = document.createRange();\n"
+            "  range.selectNodeContents(document.getElementById('hidden'));\n"
+            "  getSelection().removeAllRanges(); getSelection().addRange(range);\n"
+            "});\n"
         ),
     },
     {
@@ -413,6 +430,24 @@ def test_control_copy_hijack_works_without_the_guard(
         page.close()
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="residual risk (docs/security.md): the user copies what is selected, and a surface "
+    "may move its own selection (here on the Ctrl+C keydown) to text it hides",
+)
+def test_a_surface_cannot_change_the_selection_before_a_copy(lab: Lab) -> None:
+    """Measured: no copy event is needed to hijack a copy from a surface; moving the selection
+    to hidden text on the keydown of Ctrl+C puts that text on the clipboard."""
+    inst = instance_of("gate-copy-selection")
+    lab.open("gate-copy-selection")
+    try:
+        copied = copy_selection(lab.page, lab.surface(inst))
+        print(f"\n[copy selection] the clipboard got {copied!r}")
+        assert HIJACK not in copied
+    finally:
+        lab.close("gate-copy-selection")
+
+
 def click_everything(page: Page, surface: Any) -> None:
     """The file input, its label, a file input in a closed shadow root (by position: the
     locator cannot see into it), and a button that calls showPicker()."""
@@ -463,7 +498,9 @@ def test_control_file_input_opens_without_the_guard(
 def drop_file(page: Page, surface: Any, path: str) -> None:
     """A real drag of a file from outside the browser onto the surface's zone (DevTools'
     Input.dispatchDragEvent: the browser's own drag, trusted, with the file's content)."""
-    box = surface.locator("#zone").bounding_box()
+    zone = surface.locator("#zone")
+    zone.scroll_into_view_if_needed()
+    box = zone.bounding_box()
     assert box is not None
     x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
     cdp = page.context.new_cdp_session(page)
