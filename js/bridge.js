@@ -97,10 +97,12 @@ export function surfaceBridge(config) {
   };
 
   // On the window in the capture phase, before any of the bundle's code: the first listener
-  // any message meets. A message that is not from this surface's own shell (another surface
-  // walking window.top.frames, a nested frame) stops here; the bundle never sees it.
+  // any message meets. A message that is not from this surface's own shell or from itself
+  // (another surface walking window.top.frames, a nested frame) stops here; the bundle never
+  // sees it. Its own messages pass: libraries post to their own window to schedule work.
   listen(window, "message", (event) => {
-    if (apply(sourceOf, event, []) !== parent) apply(stopAll, event, []);
+    const source = apply(sourceOf, event, []);
+    if (source !== parent && source !== window) apply(stopAll, event, []);
   });
 
   // What the user copies is what the surface shows: copy and cut events never reach the
@@ -312,9 +314,18 @@ export function shellRelay(config, larger) {
   frame.setAttribute("referrerpolicy", "no-referrer");
   frame.setAttribute("title", "surface");
   frame.srcdoc = config.srcdoc;
+  // The bridge and the bundle's js are one script: if it does not parse, nothing runs and the
+  // surface never says a word. Say so for it, once it has loaded and stayed silent.
+  let heard = false;
+  frame.addEventListener("load", () => {
+    setTimeout(() => {
+      if (!heard) parent.postMessage({ namespace: config.namespace, type: "silent" }, "*");
+    }, 2000);
+  });
   document.body.appendChild(frame);
   window.addEventListener("message", (event) => {
     if (event.source === frame.contentWindow) {
+      heard = true;
       const now = performance.now();
       tokens = Math.min(2 * config.perSecond, tokens + ((now - last) / 1000) * config.perSecond);
       last = now;

@@ -47,6 +47,9 @@ const BLOCKED = /** @type {Record<string, string>} */ ({
   copy: "This surface tried to change what you copy; blocked. An app writes the clipboard with clipboard.write, after you allow it.",
   file: "This surface tried to read a file itself; blocked. An app reads a file you pick with device.pick_file, after you allow it.",
 });
+/** Said when a surface never spoke: its one script (bridge + js) did not run. */
+const SILENT =
+  "This surface did not start: its script did not run (a syntax error in its js? the browser console says).";
 /** Said with a blocked script: only the bundle's js runs in a surface (docs/security.md). */
 const SCRIPT_HINT =
   " (a surface runs only its bundle's js: no <script> in its html, no inline on* handler, no eval)";
@@ -385,18 +388,27 @@ function render({ model, el, signal }) {
   }
 
   /**
-   * What the bridge kept a surface from doing itself, once per kind: said in its card, where
-   * the user looks, and to its agent, with the capability that does it with consent.
+   * Said once per kind in the surface's card, where the user looks, and to its agent.
+   * @param {Entry} entry @param {string} kind @param {{ code: string, rule: string, message: string }} report
+   */
+  function notice(entry, kind, report) {
+    if (entry.card.querySelector(`.lineup-blocked[data-what="${kind}"]`)) return;
+    const line = element("div", "lineup-blocked", report.message);
+    line.dataset.what = kind;
+    line.setAttribute("role", "status");
+    entry.card.insertBefore(line, entry.shell);
+    refuse(entry, { ...report, path: "$" });
+  }
+
+  /**
+   * What the bridge kept a surface from doing itself, with the capability that does it with
+   * consent.
    * @param {Entry} entry @param {unknown} what
    */
   function blocked(entry, what) {
-    const text = BLOCKED[String(what)];
-    if (!text || entry.card.querySelector(`.lineup-blocked[data-what="${String(what)}"]`)) return;
-    const notice = element("div", "lineup-blocked", text);
-    notice.dataset.what = String(what);
-    notice.setAttribute("role", "status");
-    entry.card.insertBefore(notice, entry.shell);
-    refuse(entry, { code: "unsupported", rule: "H21", path: "$", message: text });
+    const kind = String(what);
+    if (!Object.hasOwn(BLOCKED, kind)) return; // the surface names it: only ours are shown
+    notice(entry, kind, { code: "unsupported", rule: "H21", message: BLOCKED[kind] });
   }
 
   /** @param {MessageEvent} event */
@@ -431,6 +443,8 @@ function render({ model, el, signal }) {
       });
     } else if (message.type === "blocked") {
       blocked(entry, message.what);
+    } else if (message.type === "silent") {
+      if (!entry.ready) notice(entry, "silent", { code: "invalid", rule: "U4", message: SILENT });
     } else if (message.type === "csp") {
       const now = performance.now();
       if (now - entry.lastCspReport > 1000) {

@@ -57,7 +57,7 @@ OFF_FILE_GUARD = "file guard"
 OFF_DROP_GUARD = "drop guard"
 _EDITS = {
     OFF_GATE: ("if (larger(event.data, config.maxChars))", "if (false)"),
-    OFF_MESSAGE_GUARD: ("!== parent) apply(stopAll, event, [])", "!== parent) void 0"),
+    OFF_MESSAGE_GUARD: ("source !== window) apply(stopAll, event, [])", "false) void 0"),
     OFF_COPY_GUARD: ("listen(window, type, (event) => apply(stopAll, event, []))", "void 0"),
     OFF_FILE_GUARD: ("if (!isFileInput(apply(composedPath, event, [])[0])) return;", "return;"),
     OFF_DROP_GUARD: ("if (carriesFiles(dragData, event))", "if (false)"),

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page
+from playwright.sync_api import Browser, BrowserContext, Page, expect
 
 from .canary import Canary, CanaryServer
 from .containment import (
@@ -165,6 +165,10 @@ RUNS_CONTAINED = {
 }
 
 
+# The bridge and the bundle's js are one script: a js that does not parse stops both.
+BROKEN = {"id": "js-does-not-parse", "html": "<p>broken</p>", "css": "", "js": "const = ;"}
+
+
 @pytest.fixture(scope="module")
 def canary() -> Iterator[Canary]:
     server = CanaryServer()
@@ -174,7 +178,7 @@ def canary() -> Iterator[Canary]:
 
 @pytest.fixture(scope="module")
 def lab(browser: Browser, jupyter: JupyterServer, canary: Canary) -> Iterator[Lab]:
-    yield from lab_session(browser, jupyter, canary, BUNDLES, "containment-scripts")
+    yield from lab_session(browser, jupyter, canary, [*BUNDLES, BROKEN], "containment-scripts")
 
 
 @pytest.mark.parametrize("bundle_id", [b["id"] for b in BUNDLES])
@@ -245,3 +249,17 @@ def test_control_without_the_hash_the_same_code_runs(
             assert len(lab.canary.datagrams) > udp, "control: no datagram reached the canary"
     finally:
         page.close()
+
+
+def test_a_bundle_whose_js_does_not_parse_is_reported(lab: Lab) -> None:
+    """U4, U6: a js that does not parse leaves the surface without its bridge (one script); the
+    shell notices the silence after the frame loads, the card says so and the agent hears
+    invalid (U4) instead of a surface that silently never starts."""
+    inst = instance_of("js-does-not-parse")
+    since = lab.open("js-does-not-parse")
+    try:
+        notice = lab.card(inst).locator(".lineup-blocked[data-what='silent']")
+        expect(notice).to_contain_text("did not start")
+        assert ("invalid", "U4") in refusals(lab.settled(since), inst)
+    finally:
+        lab.close("js-does-not-parse")

@@ -107,7 +107,10 @@ SPECS: dict[str, Spec] = {
         rules="S4 (rate limit)",
     ),
     "pm-to-sibling": Spec(rules="S4"),
-    "extra-sibling-via-top-frames": Spec(rules="S4 (the victim's bridge takes only its shell's)"),
+    # What it posts to its own shell is relayed as its own, and refused (U7).
+    "extra-sibling-via-top-frames": Spec(
+        refused={("invalid", "U7")}, rules="S4 (the victim's bridge takes only its shell's)"
+    ),
     "nested-srcdoc-forge": Spec(rules="S4"),
     "template-breakout": Spec(accepted=None, rules="S3, U6 (H10 scriptSafe)"),
     "focus-steal": Spec(wait=0, rules="L1, H10 (focus stays with the notebook)"),
