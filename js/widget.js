@@ -421,6 +421,7 @@ function render({ model, el, signal }) {
       return;
     }
     if (message.type === "ready") {
+      if (entry.ready) return; // once a frame: repeating it costs the page nothing more
       entry.ready = true;
       sendTheme(entry);
       schedule();
