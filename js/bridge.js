@@ -52,17 +52,9 @@ export function surfaceBridge(config) {
   focusOwn(SVGElement.prototype, "focus");
   focusOwn(win, "focus");
 
-  // A nested frame has fresh constructors (WebRTC again) and its own navigation: none may live.
-  const NESTED = "iframe,frame,object,embed,portal,fencedframe";
-  new MutationObserver((records) => {
-    for (const record of records) {
-      for (const node of record.addedNodes) {
-        if (!(node instanceof Element)) continue;
-        if (node.matches(NESTED)) node.remove();
-        for (const inner of node.querySelectorAll(NESTED)) inner.remove();
-      }
-    }
-  }).observe(document, { childList: true, subtree: true });
+  // Nested frames need no removing: the CSP (one hash) keeps any script from running in them,
+  // and each is an opaque origin of its own, so the bundle cannot reach into one (measured,
+  // docs/security.md).
 
   const post = (/** @type {object} */ message) => parent.postMessage(message, "*");
   /** @type {Array<(state: object) => void>} */
@@ -70,6 +62,145 @@ export function surfaceBridge(config) {
   /** @type {object | null} */
   let state = null;
   let manualSize = false;
+  /** @type {Set<string>} what was reported blocked already: once is enough */
+  const reported = new Set();
+  const blocked = (/** @type {string} */ what) => {
+    if (reported.has(what)) return;
+    reported.add(what);
+    post({ namespace: NS, type: "blocked", what });
+  };
+
+  // The guards below use the realm's functions as they are now, before the bundle runs: a
+  // bundle can replace Function.prototype.call, a getter or Array.prototype.includes later,
+  // but not the references taken here. Reflect.apply is one of them.
+  const apply = Reflect.apply;
+  const getter = (/** @type {object} */ proto, /** @type {string} */ name) =>
+    /** @type {(this: any) => any} */ (/** @type {PropertyDescriptor} */ (Object.getOwnPropertyDescriptor(proto, name)).get);
+  const define = Object.defineProperty;
+  const stopAll = Event.prototype.stopImmediatePropagation;
+  const cancel = Event.prototype.preventDefault;
+  const composedPath = Event.prototype.composedPath;
+  const sourceOf = getter(MessageEvent.prototype, "source");
+  const inputType = getter(HTMLInputElement.prototype, "type");
+  const dragData = getter(DragEvent.prototype, "dataTransfer");
+  const pasteData = getter(ClipboardEvent.prototype, "clipboardData");
+  const dataTypes = getter(DataTransfer.prototype, "types");
+  const addListener = EventTarget.prototype.addEventListener;
+  const listen = (
+    /** @type {EventTarget} */ target,
+    /** @type {string} */ type,
+    /** @type {(event: any) => void} */ handler,
+  ) => apply(addListener, target, [type, handler, true]);
+  const stop = (/** @type {Event} */ event) => {
+    apply(cancel, event, []);
+    apply(stopAll, event, []);
+  };
+
+  // On the window in the capture phase, before any of the bundle's code: the first listener
+  // any message meets. A message that is not from this surface's own shell or from itself
+  // (another surface walking window.top.frames, a nested frame) stops here; the bundle never
+  // sees it. Its own messages pass: libraries post to their own window to schedule work.
+  listen(window, "message", (event) => {
+    const source = apply(sourceOf, event, []);
+    if (source !== parent && source !== window) apply(stopAll, event, []);
+  });
+
+  // What the user copies is what the surface shows: copy and cut events never reach the
+  // bundle, so it cannot put other text on the clipboard (clipboardData.setData); an app
+  // writes the clipboard with clipboard.write, after the user's consent. A bundle listening
+  // for them is told so, once.
+  for (const type of ["copy", "cut"]) listen(window, type, (event) => apply(stopAll, event, []));
+  define(EventTarget.prototype, "addEventListener", {
+    value: function (/** @type {string} */ type, /** @type {any[]} */ ...rest) {
+      if (type === "copy" || type === "cut") blocked("copy");
+      return apply(addListener, this, [type, ...rest]);
+    },
+    writable: false,
+    configurable: false,
+  });
+  for (const proto of [HTMLElement.prototype, SVGElement.prototype, Document.prototype, win]) {
+    for (const name of ["oncopy", "oncut"]) {
+      try {
+        define(proto, name, { get: () => null, set: () => blocked("copy"), configurable: false });
+      } catch {
+        // not defined there in this browser
+      }
+    }
+  }
+
+  // A file reaches an agent only through device.pick_file, with the user's consent: a
+  // surface's own <input type=file> does not open, showPicker() refuses it, and files dropped
+  // or pasted into a surface never reach the bundle. The window sees a click inside a closed
+  // shadow root as a click on its host, so each shadow root the bundle can reach (attachShadow,
+  // ElementInternals) gets the same guard.
+  const isFileInput = (/** @type {unknown} */ node) => {
+    try {
+      return apply(inputType, node, []) === "file";
+    } catch {
+      return false; // not an <input>
+    }
+  };
+  /** @type {WeakSet<EventTarget>} */
+  const guarded = new WeakSet();
+  const guardClicks = (/** @type {EventTarget} */ target) => {
+    if (apply(WeakSet.prototype.has, guarded, [target])) return;
+    apply(WeakSet.prototype.add, guarded, [target]);
+    listen(target, "click", (event) => {
+      if (!isFileInput(apply(composedPath, event, [])[0])) return;
+      stop(event);
+      blocked("file");
+    });
+  };
+  guardClicks(window);
+  const attachShadow = Element.prototype.attachShadow;
+  define(Element.prototype, "attachShadow", {
+    value: function (/** @type {ShadowRootInit} */ init) {
+      const root = apply(attachShadow, this, [init]);
+      guardClicks(root);
+      return root;
+    },
+    writable: false,
+    configurable: false,
+  });
+  const internalsRoot = getter(ElementInternals.prototype, "shadowRoot");
+  define(ElementInternals.prototype, "shadowRoot", {
+    get() {
+      const root = apply(internalsRoot, this, []);
+      if (root) guardClicks(root);
+      return root;
+    },
+    configurable: false,
+  });
+  const showPicker = HTMLInputElement.prototype.showPicker;
+  define(HTMLInputElement.prototype, "showPicker", {
+    value: function () {
+      if (isFileInput(this)) {
+        blocked("file");
+        throw new DOMException("a surface picks files with device.pick_file", "NotAllowedError");
+      }
+      return apply(showPicker, this, []);
+    },
+    writable: false,
+    configurable: false,
+  });
+  const carriesFiles = (/** @type {(this: any) => any} */ read, /** @type {Event} */ event) => {
+    const data = apply(read, event, []);
+    const types = data ? apply(dataTypes, data, []) : [];
+    for (let i = 0; i < types.length; i++) if (types[i] === "Files") return true;
+    return false;
+  };
+  listen(window, "drop", (event) => {
+    if (carriesFiles(dragData, event)) {
+      stop(event);
+      blocked("file");
+    }
+  });
+  listen(window, "paste", (event) => {
+    if (carriesFiles(pasteData, event)) {
+      stop(event);
+      blocked("file");
+    }
+  });
 
   window.addEventListener("message", (event) => {
     if (event.source !== parent) return;
@@ -150,9 +281,12 @@ export function surfaceBridge(config) {
  * The shell frame's script: holds the surface frame and relays messages by event.source, so
  * neither side can reach anything else. The shell's own CSP (frame-src 'none') is what stops
  * the surface from navigating itself (measured: 0 requests leave with it, 1 per try without).
- * @param {{ srcdoc: string, allow: string, namespace: string, perSecond: number }} config
+ * It is the gate between a surface and the notebook page (S4): every message from its surface
+ * takes a token, refused or not; one that is too big never reaches the page.
+ * @param {{ srcdoc: string, allow: string, namespace: string, perSecond: number, maxChars: number }} config
+ * @param {typeof exceeds} larger
  */
-export function shellRelay(config) {
+export function shellRelay(config, larger) {
   // A flood is cut here, before it costs the notebook page anything: at most `perSecond`
   // messages go up (bursts of twice that); the page hears once a second how many were dropped.
   let tokens = 2 * config.perSecond;
@@ -180,9 +314,18 @@ export function shellRelay(config) {
   frame.setAttribute("referrerpolicy", "no-referrer");
   frame.setAttribute("title", "surface");
   frame.srcdoc = config.srcdoc;
+  // The bridge and the bundle's js are one script: if it does not parse, nothing runs and the
+  // surface never says a word. Say so for it, once it has loaded and stayed silent.
+  let heard = false;
+  frame.addEventListener("load", () => {
+    setTimeout(() => {
+      if (!heard) parent.postMessage({ namespace: config.namespace, type: "silent" }, "*");
+    }, 2000);
+  });
   document.body.appendChild(frame);
   window.addEventListener("message", (event) => {
     if (event.source === frame.contentWindow) {
+      heard = true;
       const now = performance.now();
       tokens = Math.min(2 * config.perSecond, tokens + ((now - last) / 1000) * config.perSecond);
       last = now;
@@ -191,9 +334,59 @@ export function shellRelay(config) {
         return;
       }
       tokens -= 1;
+      if (larger(event.data, config.maxChars)) {
+        parent.postMessage({ namespace: config.namespace, type: "too_large", limit: config.maxChars }, "*");
+        return;
+      }
       parent.postMessage(event.data, "*");
     } else if (event.source === parent) {
       frame.contentWindow?.postMessage(event.data, "*");
     }
   });
+}
+
+/**
+ * Whether a message is larger than `limit` characters as JSON text, counted on the clone the
+ * shell holds (the surfaces' process pays for that clone, never the notebook page). The count
+ * never exceeds the JSON text's length (each value at least 1 character, a string its quotes
+ * and length, a member its quoted key and colon, an array a comma per item), so no message the
+ * page would accept is refused here; and every step adds to it, so the walk stops after about
+ * `limit` steps whatever the surface sent (a sparse array counts as long as it says, an object
+ * seen twice once). Runs in the shell, passed to shellRelay as text: self-contained.
+ * @param {unknown} message
+ * @param {number} limit
+ */
+export function exceeds(message, limit) {
+  let size = 0;
+  /** @type {unknown[]} */
+  const stack = [message];
+  const seen = new Set();
+  while (stack.length > 0) {
+    const value = stack.pop();
+    size += 1;
+    if (typeof value === "string") size += value.length + 1;
+    if (typeof value === "object" && value !== null && !seen.has(value)) {
+      seen.add(value);
+      size += 1;
+      if (ArrayBuffer.isView(value) || value instanceof ArrayBuffer) {
+        size += value.byteLength;
+      } else if (Array.isArray(value)) {
+        size += value.length;
+        for (let i = 0; i < value.length && size <= limit; i++) stack.push(value[i]);
+      } else if (value instanceof Map || value instanceof Set) {
+        for (const entry of value) {
+          stack.push(entry);
+          if ((size += 1) > limit) break;
+        }
+      } else {
+        const object = /** @type {Record<string, unknown>} */ (value);
+        for (const key in object) {
+          stack.push(object[key]);
+          if ((size += key.length + 3) > limit) break;
+        }
+      }
+    }
+    if (size > limit) return true;
+  }
+  return false;
 }

@@ -2,47 +2,73 @@
 // the host-owned shell frame, and inside it the surface frame whose first node is its CSP (S3).
 
 import { EVENT_NAME_PATTERN, SURFACE_NAMESPACE } from "./protocol.generated.js";
-import { shellRelay, surfaceBridge } from "./bridge.js";
+import { exceeds, shellRelay, surfaceBridge } from "./bridge.js";
+import { cspHash } from "./sha256.js";
 
 /** S2: exactly this, never allow-same-origin, allow-top-navigation, allow-popups, allow-forms. */
 export const SANDBOX = "allow-scripts";
 
-/** S3 and more: no network, no nested frames, no workers, no forms, nothing remote. */
-export const SURFACE_CSP = [
-  "default-src 'none'",
-  "connect-src 'none'",
-  "img-src data: blob:",
-  "style-src 'unsafe-inline'",
-  "script-src 'unsafe-inline'",
-  "font-src data:",
-  "media-src data: blob:",
-  "frame-src 'none'",
-  "child-src 'none'",
-  "worker-src 'none'",
-  "object-src 'none'",
-  "form-action 'none'",
-  "manifest-src 'none'",
-].join("; ");
+/**
+ * S3 and more: no network, no nested frames, no workers, no forms, nothing remote. Scripts:
+ * only the one script whose hash is `scriptHash` (the host's guard and bridge, then the
+ * bundle's js, as one text): no inline handler, no eval, no other <script>, in this document
+ * and in every frame it creates, which inherits the policy (docs/security.md). Stricter than
+ * S3's `script-src 'unsafe-inline'`, which it replaces.
+ * @param {string} scriptHash a CSP hash source, 'sha256-...'
+ */
+export function surfaceCsp(scriptHash) {
+  return [
+    "default-src 'none'",
+    "connect-src 'none'",
+    "img-src data: blob:",
+    "style-src 'unsafe-inline'",
+    `script-src ${scriptHash}`,
+    "font-src data:",
+    "media-src data: blob:",
+    "frame-src 'none'",
+    "child-src 'none'",
+    "worker-src 'none'",
+    "object-src 'none'",
+    "form-action 'none'",
+    "manifest-src 'none'",
+  ].join("; ");
+}
 
-/** The shell runs only our inline script; frame-src 'none' blocks the surface navigating.
- * A srcdoc frame inherits its parent's policy on top of its own, so the shell lets through
- * exactly the local resources SURFACE_CSP grants (data:/blob: images, fonts, media; S3):
- * with img-src 'none' here, a surface's data: image (an app's inlined asset) was blocked. */
-export const SHELL_CSP = [
-  "default-src 'none'",
-  "script-src 'unsafe-inline'",
-  "style-src 'unsafe-inline'",
-  "frame-src 'none'",
-  "child-src 'none'",
-  "img-src data: blob:",
-  "font-src data:",
-  "media-src data: blob:",
-  "connect-src 'none'",
-  "form-action 'none'",
-].join("; ");
+/**
+ * The shell runs only its relay; frame-src 'none' blocks the surface navigating. A srcdoc
+ * frame inherits its parent's policy on top of its own, so the shell admits the surface's one
+ * script too (both policies apply there) and exactly the local resources the surface CSP
+ * grants (data:/blob: images, fonts, media; S3): with img-src 'none' here, a surface's data:
+ * image (an app's inlined asset) was blocked.
+ * @param {string} relayHash the shell's own script
+ * @param {string} surfaceHash the surface's one script
+ */
+export function shellCsp(relayHash, surfaceHash) {
+  return [
+    "default-src 'none'",
+    `script-src ${relayHash} ${surfaceHash}`,
+    "style-src 'unsafe-inline'",
+    "frame-src 'none'",
+    "child-src 'none'",
+    "img-src data: blob:",
+    "font-src data:",
+    "media-src data: blob:",
+    "connect-src 'none'",
+    "form-action 'none'",
+  ].join("; ");
+}
 
 /** Messages a shell passes up per second, all kinds together; a flood stops at the shell. */
 export const SHELL_MESSAGES_PER_SECOND = 200;
+
+/**
+ * The largest message a shell passes up, in characters of its JSON text (or, for a message a
+ * surface posts around its bridge, an estimate of the same, counted until it is exceeded).
+ * Above U9's 16 KiB of event data with room for the envelope; a bigger one is refused in the
+ * shell, so nothing large is ever cloned into the notebook page (measured: two very large
+ * structured clones stalled the page's main thread for 8 s).
+ */
+export const MAX_MESSAGE_CHARS = 64 * 1024;
 
 /** Device abilities a surface never gets, whatever it asks (L1). */
 export const ALLOW = [
@@ -72,51 +98,74 @@ export function escapeAttribute(text) {
 }
 
 /**
- * Text for inside <script> or <style>: nothing in it can close the element early.
+ * Text for inside <script> or <style>: nothing in it can close the element early. Also as the
+ * HTML parser will hand it to the CSP check: it turns CR and CRLF into LF and NUL into U+FFFD,
+ * so the hash is taken over the text after the same changes.
  * @param {string} text
  */
-function scriptSafe(text) {
-  return text.replace(/<\/(script|style)/gi, "<\\/$1").replace(/<!--/g, "<\\!--");
+export function scriptSafe(text) {
+  return text
+    .replace(/\r\n?/g, "\n")
+    .replace(/\0/g, "\uFFFD")
+    .replace(/<\/(script|style)/gi, "<\\/$1")
+    .replace(/<!--/g, "<\\!--");
 }
 
 /**
  * @param {Function} fn
  * @param {unknown} config
+ * @param {Function[]} helpers self-contained functions passed after the config, as text
  */
-function call(fn, config) {
-  return scriptSafe(`(${fn.toString()})(${JSON.stringify(config)});`);
+function call(fn, config, helpers = []) {
+  const args = [JSON.stringify(config), ...helpers.map((helper) => helper.toString())].join(", ");
+  return scriptSafe(`(${fn.toString()})(${args});`);
 }
+
+/** @typedef {{ srcdoc: string, scriptHash: string }} SurfaceDocument */
 
 /**
  * The surface frame's document. Order matters: the CSP meta is the first node (S3); then a
  * base that makes relative and # links resolve nowhere (an agent's own <base> comes later and
- * loses); then the bridge, before any of the bundle's code (U6); then the bundle.
+ * loses); then the bundle's style and html; then the one script the CSP admits: the host's
+ * bridge, then the bundle's js (U6). Nothing in the html runs (no <script>, no on* handler),
+ * so the bridge is the first code in the frame even though it comes after the html; and the
+ * two are one text, so neither can be copied into a nested frame without the other.
  * @param {{ html: string, css?: string, js?: string }} bundle
+ * @returns {SurfaceDocument}
  */
 export function surfaceDocument(bundle) {
   const bridge = call(surfaceBridge, { namespace: SURFACE_NAMESPACE, eventName: EVENT_NAME_PATTERN.source });
-  return (
-    `<meta http-equiv="Content-Security-Policy" content="${escapeAttribute(SURFACE_CSP)}">` +
+  // A newline, so a bundle starting with a comment or a regex cannot join the bridge's line.
+  const script = bundle.js ? `${bridge}\n${scriptSafe(bundle.js)}` : bridge;
+  const scriptHash = cspHash(script);
+  const srcdoc =
+    `<meta http-equiv="Content-Security-Policy" content="${escapeAttribute(surfaceCsp(scriptHash))}">` +
     `<base href="about:srcdoc">` +
     `<meta charset="utf-8">` +
-    `<script>${bridge}</script>` +
     `<style>${scriptSafe(bundle.css ?? "")}</style>` +
     bundle.html +
-    (bundle.js ? `<script>${scriptSafe(bundle.js)}</script>` : "")
-  );
+    `<script>${script}</script>`;
+  return { srcdoc, scriptHash };
 }
 
 /**
  * The shell frame's document: its CSP first, then the relay that creates the surface frame.
- * @param {string} surfaceSrcdoc
+ * @param {SurfaceDocument} surface
  * @param {number} [perSecond] messages the shell passes up each second (events, sizes, pongs)
  */
-export function shellDocument(surfaceSrcdoc, perSecond = SHELL_MESSAGES_PER_SECOND) {
+export function shellDocument(surface, perSecond = SHELL_MESSAGES_PER_SECOND) {
+  const relay = call(shellRelay, {
+    srcdoc: surface.srcdoc,
+    allow: ALLOW,
+    namespace: SURFACE_NAMESPACE,
+    perSecond,
+    maxChars: MAX_MESSAGE_CHARS,
+  }, [exceeds]);
   return (
-    `<meta http-equiv="Content-Security-Policy" content="${escapeAttribute(SHELL_CSP)}">` +
+    `<meta http-equiv="Content-Security-Policy" content="${escapeAttribute(shellCsp(cspHash(relay), surface.scriptHash))}">` +
     `<meta charset="utf-8">` +
     `<style>html,body{margin:0;padding:0;height:100%;overflow:hidden;background:transparent}` +
     `iframe{border:0;width:100%;height:100%;display:block}</style>` +
-    `<body><script>${call(shellRelay, { srcdoc: surfaceSrcdoc, allow: ALLOW, namespace: SURFACE_NAMESPACE, perSecond })}</script></body>`
+    `<body><script>${relay}</script></body>`
   );
 }

@@ -9,5 +9,5 @@ export {
   memberPath,
   validateSurfaceMessage,
 } from "./surface_message.js";
-export { shellDocument, surfaceDocument, SANDBOX, SURFACE_CSP, SHELL_CSP } from "./frames.js";
+export { shellDocument, surfaceDocument, SANDBOX, surfaceCsp, shellCsp } from "./frames.js";
 export { default } from "./widget.js";

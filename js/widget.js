@@ -44,6 +44,18 @@ import { trustText } from "./trust.js";
 const EVENTS_ALONE_PER_SECOND = 20;
 const EVENT_WINDOW_MS = 100;
 
+/** What the bridge keeps a surface from doing itself, and what to use instead (C8, H21). */
+const BLOCKED = /** @type {Record<string, string>} */ ({
+  copy: "This surface tried to change what you copy; blocked. An app writes the clipboard with clipboard.write, after you allow it.",
+  file: "This surface tried to read a file itself; blocked. An app reads a file you pick with device.pick_file, after you allow it.",
+});
+/** Said when a surface never spoke: its one script (bridge + js) did not run. */
+const SILENT =
+  "This surface did not start: its script did not run (a syntax error in its js? the browser console says).";
+/** Said with a blocked script: only the bundle's js runs in a surface (docs/security.md). */
+const SCRIPT_HINT =
+  " (a surface runs only its bundle's js: no <script> in its html, no inline on* handler, no eval)";
+
 /** Variables a surface gets (as --lineup-NAME) from JupyterLab's theme. */
 const THEME_VARIABLES = [
   ["--lineup-background", "--jp-layout-color0"],
@@ -82,7 +94,7 @@ const STYLE = `
 .lineup-close { border: 0; background: transparent; font-size: 16px; line-height: 1; cursor: pointer; color: inherit; padding: 2px 6px; }
 .lineup-close:focus-visible { outline: 2px solid var(--jp-brand-color1, #1976d2); }
 .lineup-shell { display: block; width: 100%; border: 0; }
-.lineup-status, .lineup-stalled { font-size: 12px; padding: 4px 8px; color: var(--jp-warn-color0, #a66); }
+.lineup-status, .lineup-stalled, .lineup-blocked { font-size: 12px; padding: 4px 8px; color: var(--jp-warn-color0, #a66); }
 .lineup-stop { margin-left: 8px; }
 .lineup-trust { font-size: 11px; color: var(--jp-ui-font-color2, #666); }
 .lineup-trust[data-mode="strict"] { color: var(--jp-success-color1, #2e7d32); }
@@ -359,16 +371,69 @@ function render({ model, el, signal }) {
     return undefined;
   }
 
+  /**
+   * A refusal counts against the surface's event rate limit like an event (a flood of refused
+   * messages is still a flood), and travels batched with the events: the kernel sees at most
+   * the limit, and one rate_limited report a second for the rest.
+   * @param {Entry} entry @param {{ code: string, rule: string, path: string, message: string }} report
+   */
+  function refuseCounted(entry, report) {
+    if (!entry.rate.take()) {
+      tooMany(entry);
+      return;
+    }
+    events.push({ kind: "refused", instance_id: entry.spec.instance_id, ...report });
+  }
+
+  /** @param {Entry} entry */
+  function tooMany(entry) {
+    const now = performance.now();
+    if (now - entry.lastDropReport > 1000) {
+      entry.lastDropReport = now;
+      refuse(entry, {
+        code: "rate_limited",
+        rule: "S4",
+        path: "$",
+        message: `more than ${config.events_per_second} messages per second: the excess is dropped`,
+      });
+    }
+  }
+
+  /**
+   * Said once per kind in the surface's card, where the user looks, and to its agent.
+   * @param {Entry} entry @param {string} kind @param {{ code: string, rule: string, message: string }} report
+   */
+  function notice(entry, kind, report) {
+    if (entry.card.querySelector(`.lineup-blocked[data-what="${kind}"]`)) return;
+    const line = element("div", "lineup-blocked", report.message);
+    line.dataset.what = kind;
+    line.setAttribute("role", "status");
+    entry.card.insertBefore(line, entry.shell);
+    refuse(entry, { ...report, path: "$" });
+  }
+
+  /**
+   * What the bridge kept a surface from doing itself, with the capability that does it with
+   * consent.
+   * @param {Entry} entry @param {unknown} what
+   */
+  function blocked(entry, what) {
+    const kind = String(what);
+    if (!Object.hasOwn(BLOCKED, kind)) return; // the surface names it: only ours are shown
+    notice(entry, kind, { code: "unsupported", rule: "H21", message: BLOCKED[kind] });
+  }
+
   /** @param {MessageEvent} event */
   function onMessage(event) {
     const entry = entryOf(event.source);
     if (!entry) return; // not one of our frames: not ours to read
     const message = event.data;
     if (message?.namespace !== SURFACE_NAMESPACE) {
-      refuse(entry, { code: "invalid", rule: "U7", path: "$.namespace", message: "not a surface message" });
+      refuseCounted(entry, { code: "invalid", rule: "U7", path: "$.namespace", message: "not a surface message" });
       return;
     }
     if (message.type === "ready") {
+      if (entry.ready) return; // once a frame: repeating it costs the page nothing more
       entry.ready = true;
       sendTheme(entry);
       schedule();
@@ -382,36 +447,41 @@ function render({ model, el, signal }) {
         path: "$",
         message: `the surface sent too many messages: ${Number(message.count)} dropped in the last second`,
       });
+    } else if (message.type === "too_large") {
+      refuseCounted(entry, {
+        code: "too_large",
+        rule: "U9",
+        path: "$",
+        message: `the message is over ${Number(message.limit)} characters as JSON: the shell refused it`,
+      });
+    } else if (message.type === "blocked") {
+      blocked(entry, message.what);
+    } else if (message.type === "silent") {
+      if (!entry.ready) notice(entry, "silent", { code: "invalid", rule: "U4", message: SILENT });
     } else if (message.type === "csp") {
       const now = performance.now();
       if (now - entry.lastCspReport > 1000) {
         entry.lastCspReport = now; // at most one report a second: a loop of violations is one story
+        const directive = String(message.directive);
         refuse(entry, {
           code: "csp_violation",
           rule: "S3",
           path: "$",
-          message: `blocked by ${String(message.directive)}: ${String(message.blocked)}`,
+          message:
+            `blocked by ${directive}: ${String(message.blocked)}` +
+            (directive.startsWith("script-src") ? SCRIPT_HINT : ""),
         });
       }
     } else if (message.type === "resize") {
       const height = entry.size.next(Number(message.height));
       if (height !== null) entry.shell.style.height = `${height}px`;
     } else if (!entry.rate.take()) {
-      const now = performance.now();
-      if (now - entry.lastDropReport > 1000) {
-        entry.lastDropReport = now;
-        refuse(entry, {
-          code: "rate_limited",
-          rule: "S4",
-          path: "$",
-          message: `more than ${config.events_per_second} events per second: the excess is dropped`,
-        });
-      }
+      tooMany(entry);
     } else {
       const verdict = validateSurfaceMessage(message);
       if (!verdict.ok) {
         const { code, rule, path, message: text } = verdict;
-        refuse(entry, { code, rule, path, message: text });
+        events.push({ kind: "refused", instance_id: entry.spec.instance_id, code, rule, path, message: text });
       } else {
         events.push({
           kind: "event",

@@ -58,7 +58,8 @@ HOST: Fields = {
         "stack": ((str,), False),
     },
 }
-EVENT: Fields = {"event": HOST["event"]}  # an item of "events": never another batch
+# An item of "events": an event or a refusal, never another batch.
+EVENT: Fields = {"event": HOST["event"], "refused": HOST["refused"]}
 INSPECTOR: Fields = {"sync": {}, "states": {"instance_id": _STR}, "export": {}}
 APP_CENTER: Fields = {
     "refresh": {},

@@ -244,8 +244,9 @@ class HostWidget(anywidget.AnyWidget):
         elif kind == "event" and isinstance(instance_id, str):
             self._host.surface_message(instance_id, content.get("message"))
         elif kind == "events":
-            # Events batched by a busy view (js/state_queue.js EventBatcher), in order, each
-            # checked as one "event" message (never a batch in a batch; at most MAX_EVENTS).
+            # Events and refusals batched by a busy view (js/state_queue.js EventBatcher), in
+            # order; both count against the view's rate limit. Each item is checked as one
+            # "event" or "refused" message (never a batch in a batch; at most MAX_EVENTS).
             for item in content["items"]:
                 view_messages.handle(
                     self._host, item, view_messages.EVENT, partial(self._handle, item)

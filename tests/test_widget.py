@@ -139,6 +139,42 @@ def test_batched_browser_events_arrive_in_order_each_checked(host: Host, widget:
     assert agent.errors[-1]["rule"] == "U9"
 
 
+def test_refusals_travel_batched_with_the_events_in_order(host: Host, widget: Any) -> None:
+    """S4: the view sends what it refused in the same batches as events (a flood of refused
+    messages costs the kernel no more comm messages than a flood of events); each reaches the
+    agent and the history, in order with the events."""
+    agent = host.connect_agent("a")
+    got: list[Any] = []
+    agent.on_event()(got.append)
+    agent.open("w", html="<p>")
+    refused = {
+        "kind": "refused",
+        "instance_id": "w",
+        "code": "invalid",
+        "rule": "U7",
+        "path": "$.type",
+        "message": "the only upward type is 'event'.",
+    }
+    widget._on_message(
+        widget,
+        {
+            "kind": "events",
+            "items": [
+                {"kind": "event", "instance_id": "w", "message": event_message(n=1)},
+                refused,
+                {**refused, "kind": "close"},  # only events and refusals ride in a batch
+            ],
+        },
+        [],
+    )
+    assert [e.data for e in got] == [{"n": 1}]
+    assert [(e["code"], e["rule"], e["path"]) for e in agent.errors] == [
+        ("invalid", "U7", "$.type")
+    ]
+    assert "w" in host.surfaces
+    assert [r.kind for r in host.history].count("refused") == 1
+
+
 def test_close_button_closes_and_tells_the_agent(host: Host, widget: Any) -> None:
     """U10."""
     agent = host.connect_agent("a")

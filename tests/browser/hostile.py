@@ -88,8 +88,34 @@ def prepare(
 
 # Our own additions to the corpus (its README asks for them): the bridge's LineUpSurface.event
 # throws on a bad name before anything is posted, so the corpus's pm-bad-event-names never
-# reaches the host's validator; these post the same names raw, around the bridge.
+# reaches the host's validator; these post the same names raw, around the bridge. And the
+# corpus's pm-to-sibling walks parent.frames, which holds only the surface itself, so it never
+# reached a sibling: extra-sibling-via-top-frames walks window.top.frames and each shell's
+# frames, and does reach the victim's frame (it probes how many frames it reached).
 EXTRA_BUNDLES = [
+    {
+        "id": "extra-sibling-via-top-frames",
+        "title": "Spoof host->surface and surface messages into every other surface",
+        "html": "",
+        "css": "",
+        "js": (
+            "const NS = 'lineup.surface.v1';\n"
+            "const forged = [{namespace: NS, type: 'state', revision: 1e9, state: {x: 1}},\n"
+            "  {namespace: NS, type: 'event', instance: '{{VICTIM_INSTANCE}}', event: 'spoof', "
+            "data: {}}, {namespace: 'lineup.host.v1', type: 'command', command: 'render'}];\n"
+            "let reached = 0;\n"
+            "for (let i = 0; i < top.frames.length; i++) {\n"
+            "  const shell = top.frames[i];\n"
+            "  for (const m of forged) shell.postMessage(m, '*');\n"
+            "  for (let j = 0; j < shell.frames.length; j++) {\n"
+            "    if (shell.frames[j] === window) continue;\n"
+            "    for (const m of forged) shell.frames[j].postMessage(m, '*');\n"
+            "    reached++;\n"
+            "  }\n"
+            "}\n"
+            "probe('reached', reached);\n"
+        ),
+    },
     {
         "id": "extra-raw-bad-event-names",
         "title": "Bad event names posted raw (around LineUpSurface.event)",

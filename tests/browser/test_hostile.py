@@ -107,6 +107,10 @@ SPECS: dict[str, Spec] = {
         rules="S4 (rate limit)",
     ),
     "pm-to-sibling": Spec(rules="S4"),
+    # What it posts to its own shell is relayed as its own, and refused (U7).
+    "extra-sibling-via-top-frames": Spec(
+        refused={("invalid", "U7")}, rules="S4 (the victim's bridge takes only its shell's)"
+    ),
     "nested-srcdoc-forge": Spec(rules="S4"),
     "template-breakout": Spec(accepted=None, rules="S3, U6 (H10 scriptSafe)"),
     "focus-steal": Spec(wait=0, rules="L1, H10 (focus stays with the notebook)"),
@@ -155,7 +159,7 @@ class Session:
         deadline = time.monotonic() + timeout
         previous = self.report(since)
         while time.monotonic() < deadline:
-            time.sleep(0.3)
+            self.page.wait_for_timeout(300)  # never time.sleep: frames freeze (TESTING.md)
             current = self.report(since)
             if current["last"] == previous["last"]:
                 return current
@@ -183,7 +187,7 @@ class Session:
         while time.monotonic() < deadline:
             if self.victim_clicks(since) > before:
                 return True
-            time.sleep(0.2)
+            self.page.wait_for_timeout(200)
         return False
 
     def probes(self, instance_id: str) -> dict[str, Any]:
@@ -453,7 +457,7 @@ def attack(s: Session, bundle_id: str, spec: Spec, base: Baseline, clipboard: bo
             s.surface(inst).locator(":root").wait_for(state="attached", timeout=15_000)
         for selector in spec.clicks:
             click(s, inst, selector)
-        time.sleep(spec.wait)
+        s.page.wait_for_timeout(spec.wait * 1000)
     report = s.settled_report(base.since)
     mine = hostile_events(report, inst)
     print(
@@ -548,6 +552,8 @@ def check_specific(s: Session, bundle_id: str, report: dict[str, Any]) -> None:
         # The bundle's script runs in <head> (it has no html), so document.body is null: {n:
         # null} is valid JSON. -0 is the number 0. Nothing else got through.
         assert [e["data"] for e in events] == [{"n": None}, {"z": 0}], events
+    elif bundle_id == "extra-sibling-via-top-frames":
+        assert probes.get("reached", 0) >= 1, probes  # the victim's frame got the forgeries
     elif bundle_id == "pm-proto-keys":
         assert s.snapshot()["polluted"] == ["undefined"] * 3
 
@@ -590,7 +596,7 @@ def stuck(s: Session, bundle_id: str, base: Baseline) -> None:
     deadline = time.monotonic() + 15
     while not any(e["event"] == DOS[bundle_id] for e in hostile_events(s.report(base.since), inst)):
         assert time.monotonic() < deadline, "the bundle never started"
-        time.sleep(0.3)
+        s.page.wait_for_timeout(300)
     card = s.card(inst)
     stop = card.locator(".lineup-stalled button.lineup-stop")
     expect(stop).to_be_visible(timeout=30_000)

@@ -8,6 +8,7 @@ holds exactly one ``iframe``, the surface frame. Rule numbers: docs/rules.md.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -51,12 +52,13 @@ agent.open(
 )
 """
 
-# js/frames.js SURFACE_CSP as it must reach the DOM: S3's minimum first, then more 'none's.
-SURFACE_CSP = (
-    "default-src 'none'; connect-src 'none'; img-src data: blob:; style-src 'unsafe-inline'; "
-    "script-src 'unsafe-inline'; font-src data:; media-src data: blob:; frame-src 'none'; "
-    "child-src 'none'; worker-src 'none'; object-src 'none'; form-action 'none'; "
-    "manifest-src 'none'"
+# js/frames.js surfaceCsp as it must reach the DOM: S3's minimum first (script-src stricter: the
+# hash of the one script, docs/security.md), then more 'none's.
+SURFACE_CSP = re.compile(
+    r"default-src 'none'; connect-src 'none'; img-src data: blob:; style-src 'unsafe-inline'; "
+    r"script-src 'sha256-[A-Za-z0-9+/]{43}='; font-src data:; media-src data: blob:; "
+    r"frame-src 'none'; child-src 'none'; worker-src 'none'; object-src 'none'; "
+    r"form-action 'none'; manifest-src 'none'"
 )
 
 
@@ -229,7 +231,8 @@ def test_frames_are_sandboxed_and_start_with_the_csp(open_notebook: OpenNotebook
         assert frame.get_attribute("src") is None
         assert frame.get_attribute("srcdoc")
     srcdoc = inner.get_attribute("srcdoc") or ""
-    assert srcdoc.startswith(f'<meta http-equiv="Content-Security-Policy" content="{SURFACE_CSP}">')
+    meta = re.match(r'<meta http-equiv="Content-Security-Policy" content="([^"]*)">', srcdoc)
+    assert meta and SURFACE_CSP.fullmatch(meta[1]), srcdoc[:400]
 
     shell_frame = shell.element_handle().content_frame()
     surface_frame = inner.element_handle().content_frame()
