@@ -118,7 +118,8 @@ def open_attack(
     js = f"function strike() {{ {strike} }}\n{LOGGER}"
     notebook.execute(f"agent.open('thief', html={html!r}, js={js!r})")
     page = notebook.page
-    expect(page.locator('.lineup-surface[data-instance-id="thief"] iframe.lineup-shell')).to_be_visible()
+    shell = '.lineup-surface[data-instance-id="thief"] iframe.lineup-shell'
+    expect(page.locator(shell)).to_be_visible()
     cell = page.locator(".jp-Notebook .jp-Cell").nth(1).locator(".cm-content")
     return notebook, cell
 
