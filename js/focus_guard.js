@@ -144,11 +144,13 @@ export function guardFocus(options) {
   return {
     /**
      * The shell's answer to a probe: did the user move focus into its surface? An answer
-     * without the probe's nonce is not the shell's and changes nothing.
+     * without the probe's nonce is not the shell's: it changes nothing, and false says so.
      * @param {HTMLIFrameElement} shell @param {unknown} nonce @param {boolean} byUser
      */
     answer(shell, nonce, byUser) {
-      if (pending.get(shell)?.nonce === nonce) settle(shell, byUser);
+      if (typeof nonce !== "string" || pending.get(shell)?.nonce !== nonce) return false;
+      settle(shell, byUser);
+      return true;
     },
     /**
      * Run `send` now, or hold it while the page asks whether focus in that surface is the

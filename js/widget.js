@@ -354,10 +354,9 @@ function render({ model, el, signal }) {
     const entry = entryOf(event.source);
     if (!entry) return; // not one of our frames: not ours to read
     const message = event.data;
-    if (message?.type === "focus_answer") {
-      focus?.answer(entry.shell, message.nonce, message.user === true);
-      return;
-    }
+    // The shell's answer (js/focus_guard.js); one without the probe's nonce is the surface's
+    // and is refused like any other message it may not send.
+    if (message?.type === "focus_answer" && focus?.answer(entry.shell, message.nonce, message.user === true)) return;
     // Nothing a surface sends reaches the kernel while focus is in it without the user
     // having put it there (the keys it got would go with it): it waits for the page to know.
     if (focus) focus.gate(entry.shell, () => handle(entry, message));

@@ -19,7 +19,7 @@ import pytest
 from playwright.sync_api import Locator, Page, expect
 
 from .conftest import OpenNotebook
-from .jupyter import NotebookPage
+from .jupyter import UI, NotebookPage
 
 TYPED = "secret42token"
 
@@ -109,11 +109,11 @@ ATTACKS: dict[str, tuple[str, str]] = {
 
 
 def open_attack(
-    open_notebook: OpenNotebook, attack: str, *, guard: bool = True
+    open_notebook: OpenNotebook, attack: str, *, guard: bool = True, ui: UI = "lab"
 ) -> tuple[NotebookPage, Locator]:
     """A notebook whose second cell is empty, with the attack surface open and idle."""
     config = "" if guard else 'host.widget.config = {**host.widget.config, "focus_guard": False}'
-    notebook = open_notebook([SETUP.format(config=config), ""])
+    notebook = open_notebook([SETUP.format(config=config), ""], ui=ui)
     html, strike = ATTACKS[attack]
     js = f"function strike() {{ {strike} }}\n{LOGGER}"
     notebook.execute(f"agent.open('thief', html={html!r}, js={js!r})")
@@ -158,6 +158,17 @@ def test_a_surface_cannot_take_the_keys_typed_into_a_cell(
     the cell by the page, the surface is stopped, and its agent gets 0 keys."""
     notebook, cell = open_attack(open_notebook, attack)
     strike_then_type(notebook, cell)
+    assert_contained(notebook, cell, attack)
+
+
+def test_notebook_7_gives_the_keys_back_too(open_notebook: OpenNotebook) -> None:
+    """Issue 13: the same guard in Notebook 7, against the attack that retries."""
+    notebook, cell = open_attack(open_notebook, "retry-on-timer", ui="notebook")
+    strike_then_type(notebook, cell)
+    assert_contained(notebook, cell, "retry-on-timer")
+
+
+def assert_contained(notebook: NotebookPage, cell: Locator, attack: str) -> None:
     events, errors = received(notebook)
     assert keys_of(events) == "", f"{attack}: the agent got keys {keys_of(events)!r}"
     assert cell_text(cell) == TYPED
