@@ -339,6 +339,21 @@ export function shellRelay(config, larger) {
         return;
       }
       parent.postMessage(event.data, "*");
+    } else if (event.source === parent && event.data?.type === "focus_probe") {
+      // The page asks whether the user moved focus into the surface (js/focus_guard.js). Only
+      // this frame can tell: the pointer is over the surface, and a click in it activated
+      // this frame too (a surface's script cannot; a key typed in the notebook does not).
+      // Never relayed: the surface must not learn the nonce.
+      const activation = /** @type {any} */ (navigator).userActivation;
+      parent.postMessage(
+        {
+          namespace: config.namespace,
+          type: "focus_answer",
+          nonce: event.data.nonce,
+          user: activation?.isActive === true && frame.matches(":hover"),
+        },
+        "*",
+      );
     } else if (event.source === parent) {
       frame.contentWindow?.postMessage(event.data, "*");
     }

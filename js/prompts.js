@@ -11,6 +11,7 @@
 // did goes to the kernel as `outcome`, which the kernel checks.
 
 import { button, element } from "./dom.js";
+import { clip, describeUrl, fieldOrder, hasHidden, KEY_FIELDS, visible } from "./honest_text.js";
 
 /**
  * @typedef {{ action?: string, max_content_bytes?: number }} BrowserOptions
@@ -24,7 +25,8 @@ import { button, element } from "./dom.js";
  *   | { cancelled: true }} Outcome
  * @typedef {{ spec: CallSpec, card: HTMLElement, deadline: number, expiry: HTMLElement,
  *   note: HTMLElement, position: HTMLElement, buttons: HTMLButtonElement[],
- *   typed: HTMLInputElement | null, remember: HTMLInputElement | null, busy: boolean }} Card
+ *   actions: HTMLElement, typed: HTMLInputElement | null, remember: HTMLInputElement | null,
+ *   busy: boolean, movedAt: number, place: string }} Card
  * @typedef {{ on(name: string, callback: (...args: any[]) => void): void,
  *   off(name: string, callback: (...args: any[]) => void): void }} Model
  */
@@ -44,11 +46,35 @@ const STYLE = `
 .lineup-prompt[data-risk="system_permission"], .lineup-prompt[data-risk="restricted"] { border-color: var(--jp-warn-color0, #c77700); }
 .lineup-prompt-title { font-weight: 600; }
 .lineup-prompt-risk { font-size: 12px; color: var(--jp-ui-font-color2, #666); }
-.lineup-prompt-args { margin: 0; max-height: 12em; overflow: auto; padding: 4px 6px; background: var(--jp-layout-color2, #f3f3f3); font-family: var(--jp-code-font-family, monospace); font-size: 12px; white-space: pre-wrap; word-break: break-word; }
+.lineup-prompt-args { margin: 0; max-height: 16em; overflow: auto; padding: 4px 6px; background: var(--jp-layout-color2, #f3f3f3); font-family: var(--jp-code-font-family, monospace); font-size: 12px; display: flex; flex-direction: column; gap: 4px; }
+.lineup-prompt-arg-value, .lineup-prompt-reason-text { white-space: pre-wrap; word-break: break-word; }
+.lineup-prompt-arg-name { font-weight: 600; margin-right: 6px; }
+.lineup-prompt-domain { font-weight: 700; text-decoration: underline; }
+.lineup-prompt-hidden { background: var(--jp-warn-color3, #fde7c0); color: var(--jp-warn-color0, #8a4b00); border-radius: 2px; }
+.lineup-prompt-agent { font-family: var(--jp-code-font-family, monospace); font-style: italic; border: 1px dashed var(--jp-ui-font-color2, #888); border-radius: 3px; padding: 0 3px; }
+.lineup-prompt-more { font-size: 11px; margin-left: 6px; }
+.lineup-prompt-warning { font-size: 12px; color: var(--jp-warn-color0, #8a4b00); }
 .lineup-prompt-actions { display: flex; gap: 8px; align-items: center; flex-wrap: wrap; }
+.lineup-prompt:not([data-armed]) .lineup-prompt-actions button { opacity: 0.6; }
 .lineup-prompt button:focus-visible, .lineup-prompt input:focus-visible { outline: 2px solid var(--jp-brand-color1, #1976d2); }
 .lineup-prompt-expiry, .lineup-prompt-note, .lineup-consent-grants, .lineup-consent-recent { font-size: 12px; color: var(--jp-ui-font-color2, #666); }
 `;
+
+/**
+ * A pointer click on a card's buttons counts only when they have stood still this long: an
+ * agent can time its call so that the card appears (or moves) under a click the user aimed at
+ * something else, as browsers guard their own permission prompts (docs/capabilities.md).
+ */
+export const CLICK_DELAY_MS = 750;
+
+/**
+ * Was this click too soon after the buttons appeared or moved? Keyboard clicks (detail 0)
+ * never are: the keys go to a button the user moved focus to.
+ * @param {MouseEvent} event @param {number} movedAt @param {number} now
+ */
+export function tooSoon(event, movedAt, now) {
+  return event.detail > 0 && now - movedAt < CLICK_DELAY_MS;
+}
 
 /** @param {number} ms */
 export function countdown(ms) {
@@ -139,6 +165,83 @@ export function runInBrowser(spec, root) {
 
 let cardCounter = 0;
 
+// How much of an agent's string a card shows before "Show all": a path is at most 1024
+// characters (H25), a URL 2048; anything else 400, the reason 500, the agent's name 80.
+const SHOWN = { key: 2048, other: 400, reason: 500, agent: 80 };
+/** The marker `visible` writes; drawn in a warning colour (an agent typing one only fakes a warning). */
+const MARKER = /(⟨U\+[0-9A-F]{4,6}⟩)/u;
+
+/** Visible text, markers highlighted. @param {string} text @returns {Node[]} */
+function shown(text) {
+  return text
+    .split(MARKER)
+    .filter((part) => part !== "")
+    .map((part) => (MARKER.test(part) ? element("mark", "lineup-prompt-hidden", part) : document.createTextNode(part)));
+}
+
+/**
+ * An agent's string, visible and bounded, with "Show all" when it was cut.
+ * @param {HTMLElement} into @param {string} text @param {number} limit @param {boolean} multiline
+ */
+function fillBounded(into, text, limit, multiline) {
+  const { shown: head, omitted } = clip(text, limit);
+  into.replaceChildren(...shown(visible(head, { multiline })));
+  if (!omitted) return;
+  into.append(`… (${omitted.toLocaleString("en")} more characters)`);
+  const more = button("lineup-prompt-more", `Show all (${(limit + omitted).toLocaleString("en")} characters)`);
+  more.addEventListener("click", () => {
+    into.replaceChildren(...shown(visible(text, { multiline })));
+  });
+  into.append(more);
+}
+
+/**
+ * Does anything the agent wrote hold a character `visible` shows as a marker? (Line breaks
+ * count only in one-line values: the name, argument names, key fields.)
+ * @param {CallSpec} spec
+ */
+function holdsHidden(spec) {
+  const keys = KEY_FIELDS[spec.capability] ?? [];
+  /** @param {unknown} value @param {boolean} multiline @returns {boolean} */
+  const walk = (value, multiline) => {
+    if (typeof value === "string") return hasHidden(value, { multiline });
+    if (Array.isArray(value)) return value.some((item) => walk(item, true));
+    if (value && typeof value === "object") {
+      return Object.entries(value).some(([name, item]) => hasHidden(name) || walk(item, true));
+    }
+    return false;
+  };
+  if (hasHidden(spec.agent) || hasHidden(spec.reason, { multiline: true })) return true;
+  return Object.entries(spec.arguments).some(
+    ([name, value]) => hasHidden(name) || walk(value, !keys.includes(name)),
+  );
+}
+
+/**
+ * One argument of a call: its name, and its value as text the user can trust (a URL as the
+ * browser will open it, hidden characters shown, long values cut).
+ * @param {string} capability @param {string} name @param {unknown} value
+ */
+function argumentRow(capability, name, value) {
+  const row = element("div", "lineup-prompt-arg");
+  const label = element("span", "lineup-prompt-arg-name");
+  fillBounded(label, name, 80, false);
+  label.append(":");
+  const body = element("span", "lineup-prompt-arg-value");
+  const key = (KEY_FIELDS[capability] ?? []).includes(name);
+  const url = name === "url" && typeof value === "string" ? describeUrl(value) : null;
+  if (url) {
+    body.append(...shown(url.before), element("strong", "lineup-prompt-domain", url.domain), ...shown(url.after));
+    if (url.punycode) body.append(element("div", "lineup-prompt-warning", "An international name, shown as the browser sends it (punycode)."));
+  } else if (typeof value === "string") {
+    fillBounded(body, value, key ? SHOWN.key : SHOWN.other, !key);
+  } else {
+    fillBounded(body, JSON.stringify(value, null, 2) ?? String(value), SHOWN.other, true);
+  }
+  row.append(label, " ", body);
+  return row;
+}
+
 /**
  * Draw the consent cards of a host view. Returns the cleanup.
  * @param {{ model: Model, root: HTMLElement, send: (content: object) => void,
@@ -191,23 +294,41 @@ export function mountPrompts({ model, root, send, signal }) {
     const position = element("div", "lineup-consent-count");
     const title = element("div", "lineup-prompt-title");
     title.id = `${id}-title`;
+    // The agent names itself: always «in quotes», in its own style, after the word Agent, so
+    // no name (`lineup-jupyter`, "The notebook") reads as the host speaking.
+    const agent = element("span", "lineup-prompt-agent");
+    fillBounded(agent, spec.agent, SHOWN.agent, false);
+    agent.prepend("«");
+    agent.append("»");
+    agent.title = "The name the agent gave itself";
     title.append(
       "Agent ",
-      element("code", "lineup-prompt-agent", spec.agent),
+      agent,
       " asks to use ",
       element("code", "lineup-prompt-capability", spec.capability),
     );
     const risk = element("div", "lineup-prompt-risk", `Risk: ${RISK_LABELS[spec.risk] ?? spec.risk}`);
     const reason = element("div", "lineup-prompt-reason");
-    reason.append(element("strong", "", "Reason: "), element("span", "lineup-prompt-reason-text", spec.reason));
-    const args = element("pre", "lineup-prompt-args", JSON.stringify(spec.arguments, null, 2));
+    const reasonText = element("span", "lineup-prompt-reason-text");
+    fillBounded(reasonText, spec.reason, SHOWN.reason, true);
+    reason.append(element("strong", "", "Reason (the agent's words): "), reasonText);
+    const args = element("div", "lineup-prompt-args");
     args.setAttribute("aria-label", "Arguments");
+    args.setAttribute("role", "group");
+    for (const name of fieldOrder(spec.capability, spec.arguments)) {
+      args.append(argumentRow(spec.capability, name, spec.arguments[name]));
+    }
+    const warning = holdsHidden(spec)
+      ? element("div", "lineup-prompt-warning", "This request holds invisible or direction-changing characters: each is shown as ⟨U+code⟩.")
+      : null;
     const expiry = element("div", "lineup-prompt-expiry");
     const note = element("div", "lineup-prompt-note");
     note.setAttribute("aria-live", "polite");
     card.append(position, title, risk);
     if (spec.description) card.append(element("div", "lineup-prompt-risk", spec.description));
-    card.append(reason, args, expiry);
+    card.append(reason, args);
+    if (warning) card.append(warning);
+    card.append(expiry);
 
     /** @type {HTMLInputElement | null} */
     let typed = null;
@@ -241,11 +362,21 @@ export function mountPrompts({ model, root, send, signal }) {
 
     /** @type {Card} */
     const entry = {
-      spec, card, expiry, note, position, typed, remember,
+      spec, card, expiry, note, position, typed, remember, actions,
       deadline: Date.now() + spec.remaining_ms,
       buttons: [allow, deny, dismiss],
       busy: false,
+      movedAt: performance.now(),
+      place: "",
     };
+    // Capture: checked before any button's own handler, so an early click decides nothing.
+    actions.addEventListener("click", (event) => {
+      if (!tooSoon(event, entry.movedAt, performance.now())) return;
+      event.stopImmediatePropagation();
+      note.textContent =
+        "That click came as this request appeared or moved under the pointer, so it was not taken. " +
+        "Read the request, then click again.";
+    }, true);
     allow.addEventListener("click", () => {
       if (entry.busy || Date.now() >= entry.deadline) return;
       if (typed && typed.value !== spec.capability) {
@@ -272,6 +403,26 @@ export function mountPrompts({ model, root, send, signal }) {
     return entry;
   }
 
+  // Where each card's buttons are, every frame while cards wait: appearing, another card going,
+  // output above growing or a scroll all move them, and each move restarts the delay.
+  let watching = 0;
+  function watch() {
+    watching = 0;
+    if (cards.size === 0) return;
+    const now = performance.now();
+    for (const entry of cards.values()) {
+      const box = entry.actions.getBoundingClientRect();
+      const place = `${Math.round(box.left)},${Math.round(box.top)},${Math.round(box.width)}`;
+      if (place !== entry.place) {
+        entry.place = place;
+        entry.movedAt = now;
+      }
+      // Shown (buttons dimmed until then), and a signal tests wait on instead of sleeping.
+      entry.card.toggleAttribute("data-armed", now - entry.movedAt >= CLICK_DELAY_MS);
+    }
+    watching = requestAnimationFrame(watch);
+  }
+
   function tick() {
     const now = Date.now();
     for (const entry of cards.values()) {
@@ -286,10 +437,19 @@ export function mountPrompts({ model, root, send, signal }) {
   function apply(state) {
     const pending = Array.isArray(state.pending) ? state.pending : [];
     const wanted = new Set(pending.map((spec) => spec.call_id));
+    const before = cards.size;
     for (const [callId, entry] of cards) {
       if (!wanted.has(callId)) {
         entry.card.remove();
         cards.delete(callId);
+      }
+    }
+    // A card gone or added may move the others: every card waits again, from now (the frame
+    // watcher would see the move only at the next frame, after a click already queued).
+    if (cards.size !== before || pending.some((spec) => !cards.has(spec.call_id))) {
+      for (const entry of cards.values()) {
+        entry.movedAt = performance.now();
+        entry.card.removeAttribute("data-armed");
       }
     }
     pending.forEach((spec, index) => {
@@ -307,6 +467,7 @@ export function mountPrompts({ model, root, send, signal }) {
       for (const control of refused.buttons) control.disabled = false;
       refused.note.textContent = state.refused.message;
     }
+    if (cards.size > 0 && !watching) watching = requestAnimationFrame(watch);
     count.textContent = pending.length > 1 ? `${pending.length} requests are waiting for you` : "";
     grants.replaceChildren();
     for (const name of Array.isArray(state.remembered) ? state.remembered : []) {
@@ -335,6 +496,7 @@ export function mountPrompts({ model, root, send, signal }) {
 
   const cleanup = () => {
     clearInterval(timer);
+    cancelAnimationFrame(watching);
     model.off("msg:custom", onCustom);
     section.remove();
     style.remove();

@@ -138,7 +138,7 @@ export const MARKDOWN_LINK_REL = "noopener noreferrer nofollow";
 /** @type {RegExp} */
 export const MARKDOWN_IMAGE_PATTERN = Object.freeze(/^data:image\/(png|gif|jpeg|webp);base64,[A-Za-z0-9+\/=]*$/u);
 
-/** @type {Readonly<Record<"invalid_json" | "too_large" | "invalid" | "unknown_type" | "unsupported" | "wrong_direction" | "wrong_conversation" | "unknown_instance" | "not_owner" | "duplicate_id" | "integrity_mismatch" | "untrusted_bundle" | "call_conflict" | "rate_limited" | "unresponsive" | "csp_violation" | "unknown_component" | "component_conflict" | "too_many" | "agent_conflict" | "internal", string>>} */
+/** @type {Readonly<Record<"invalid_json" | "too_large" | "invalid" | "unknown_type" | "unsupported" | "wrong_direction" | "wrong_conversation" | "unknown_instance" | "not_owner" | "duplicate_id" | "integrity_mismatch" | "untrusted_bundle" | "call_conflict" | "rate_limited" | "unresponsive" | "focus_stolen" | "csp_violation" | "unknown_component" | "component_conflict" | "too_many" | "agent_conflict" | "internal", string>>} */
 export const ERROR_CODES = Object.freeze({
   "invalid_json": "the bytes are not a single I-JSON value (H2)",
   "too_large": "a size limit was exceeded",
@@ -155,6 +155,7 @@ export const ERROR_CODES = Object.freeze({
   "call_conflict": "a call_id was reused with a different request",
   "rate_limited": "a surface sent events faster than the host takes them; the excess is dropped",
   "unresponsive": "a surface stopped answering the host, and the user stopped it",
+  "focus_stolen": "a surface took the keyboard focus without the user's click or Tab, and the host stopped it",
   "csp_violation": "the browser blocked something a surface tried (its CSP, S3)",
   "unknown_component": "no standard component with that id is shown",
   "component_conflict": "the component id is taken by another kind, or the question was asked",

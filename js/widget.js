@@ -14,6 +14,7 @@
 import { AGENTS_STYLE, mountAgents } from "./agents.js";
 import { COMPONENT_STYLE, mountComponents } from "./components.js";
 import { button, element } from "./dom.js";
+import { guardFocus } from "./focus_guard.js";
 import { SANDBOX, shellDocument, surfaceDocument } from "./frames.js";
 import { PROBLEMS_STYLE, mountProblems } from "./problems.js";
 import { mountPrompts } from "./prompts.js";
@@ -29,7 +30,8 @@ import { trustText } from "./trust.js";
  *   html: string, css: string, js: string, state: object, owner?: string }} SurfaceSpec
  * @typedef {{ min_height: number, max_height: number, events_per_second: number,
  *   event_burst: number, sync_timeout_ms: number, ping_ms: number, stall_ms: number,
- *   restart_ms: number, trust?: import("./trust.js").TrustSummary }} ViewConfig
+ *   restart_ms: number, focus_guard?: boolean,
+ *   trust?: import("./trust.js").TrustSummary }} ViewConfig
  * @typedef {{ spec: SurfaceSpec, card: HTMLElement, shell: HTMLIFrameElement,
  *   source: Window | null, ready: boolean, size: SizeGuard, rate: RateLimit,
  *   lastDropReport: number, lastCspReport: number, pingSent: number, pongSeen: number,
@@ -428,6 +430,17 @@ function render({ model, el, signal }) {
     const entry = entryOf(event.source);
     if (!entry) return; // not one of our frames: not ours to read
     const message = event.data;
+    // The shell's answer (js/focus_guard.js); one without the probe's nonce is the surface's
+    // and is refused like any other message it may not send.
+    if (message?.type === "focus_answer" && focus?.answer(entry.shell, message.nonce, message.user === true)) return;
+    // Nothing a surface sends reaches the kernel while focus is in it without the user
+    // having put it there (the keys it got would go with it): it waits for the page to know.
+    if (focus) focus.gate(entry.shell, () => handle(entry, message));
+    else handle(entry, message);
+  }
+
+  /** @param {Entry} entry @param {any} message */
+  function handle(entry, message) {
     if (message?.namespace !== SURFACE_NAMESPACE) {
       refuseCounted(entry, { code: "invalid", rule: "U7", path: "$.namespace", message: "not a surface message" });
       return;
@@ -508,6 +521,43 @@ function render({ model, el, signal }) {
     }
   }
 
+  // Focus belongs to the page (js/focus_guard.js). `focus_guard: false` in the view's config
+  // turns it off: only the tests' control, which proves their detector sees a theft, does.
+  const guard = new AbortController();
+  const focus =
+    config.focus_guard === false
+      ? null
+      : guardFocus({
+          shells: () => Array.from(entries.values(), (entry) => entry.shell),
+          probe: (shell, nonce) => shell.contentWindow?.postMessage({ namespace: SURFACE_NAMESPACE, type: "focus_probe", nonce }, "*"),
+          stolen: (shell) => {
+            const entry = [...entries.values()].find((candidate) => candidate.shell === shell);
+            if (entry) stopStolen(entry);
+          },
+          signal: guard.signal,
+        });
+
+  /** A surface took the keyboard without the user: it goes, with what it got. @param {Entry} entry */
+  function stopStolen(entry) {
+    const name = entry.spec.app.name || entry.spec.app.id;
+    const notice = element(
+      "div",
+      "lineup-stalled",
+      `Stopped ${name} (${entry.spec.instance_id}): it took the keyboard without your click or Tab. ` +
+        "Your typing went back to the notebook; what the surface received meanwhile was discarded.",
+    );
+    notice.setAttribute("role", "alert");
+    root.insertBefore(notice, componentList);
+    unmount(entry);
+    refuse(entry, {
+      code: "focus_stolen",
+      rule: "S2",
+      path: "$",
+      message: "the surface moved the keyboard focus into its frame without the user's click or Tab; the host stopped it",
+    });
+    sendWhenConnected({ kind: "close", instance_id: entry.spec.instance_id });
+  }
+
   const onSurfaces = () => reconcile(model.get("surfaces"));
   model.on("msg:custom", onCustom);
   model.on("change:surfaces", onSurfaces);
@@ -524,6 +574,7 @@ function render({ model, el, signal }) {
     events.flush(); // what the user did last still reaches the kernel
     clearTimeout(timer);
     clearInterval(pinger);
+    guard.abort();
     themeWatch.disconnect();
     if (frame > 0) cancelAnimationFrame(frame);
     model.off("msg:custom", onCustom);

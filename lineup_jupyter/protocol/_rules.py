@@ -131,6 +131,8 @@ ERROR_CODES: Final = {
     "call_conflict": "a call_id was reused with a different request",
     "rate_limited": "a surface sent events faster than the host takes them; the excess is dropped",
     "unresponsive": "a surface stopped answering the host, and the user stopped it",
+    "focus_stolen": "a surface took the keyboard focus without the user's click or Tab, and the "
+    "host stopped it",
     "csp_violation": "the browser blocked something a surface tried (its CSP, S3)",
     "unknown_component": "no standard component with that id is shown",
     "component_conflict": "the component id is taken by another kind, or the question was asked",

@@ -39,6 +39,13 @@ def prompt(page: Page, call_id: str) -> Locator:
     return page.locator(f'.lineup-host .lineup-consent .lineup-prompt[data-call-id="{call_id}"]')
 
 
+def armed(card: Locator) -> Locator:
+    """The card, once its buttons take a pointer click: they have stood still for
+    CLICK_DELAY_MS (js/prompts.js), so a click aimed elsewhere cannot land on them."""
+    expect(card).to_have_attribute("data-armed", "")
+    return card
+
+
 def agent_results(notebook: NotebookPage) -> dict[str, Any]:
     received: dict[str, Any] = json.loads(notebook.run_cell("print(json.dumps(results))"))
     return received
@@ -69,20 +76,17 @@ def test_the_card_shows_the_request_and_allow_saves_the_artifact(
         "save_1",
     )
     expect(card.locator(".lineup-prompt-capability")).to_have_text("artifact.save")
-    expect(card.locator(".lineup-prompt-agent")).to_have_text("agent_hermes_main")
+    expect(card.locator(".lineup-prompt-agent")).to_have_text("«agent_hermes_main»")
     expect(card.locator(".lineup-prompt-reason-text")).to_have_text("Save the meeting summary")
     expect(card.locator(".lineup-prompt-risk").first).to_contain_text("confirmation")
     expect(card.locator(".lineup-prompt-expiry")).to_contain_text("Expires in")
-    args = card.locator("pre.lineup-prompt-args")
-    assert json.loads(args.inner_text()) == {
-        "path": f"consent/{ui}/summary.txt",
-        "content": "<b>not html</b>",
-    }
+    args = card.locator(".lineup-prompt-args .lineup-prompt-arg")
+    expect(args).to_have_text([f"path: consent/{ui}/summary.txt", "content: <b>not html</b>"])
     expect(args.locator("b")).to_have_count(0)  # inserted as text, never as HTML
     saved = jupyter.root / "artifacts" / "consent" / ui / "summary.txt"
     assert not saved.exists() and agent_results(notebook) == {}
 
-    card.locator("button.lineup-allow").click()
+    armed(card).locator("button.lineup-allow").click()
     expect(card).to_have_count(0)
     assert saved.read_text() == "<b>not html</b>"
     result = agent_results(notebook)["save_1"]
@@ -101,10 +105,10 @@ def test_deny_rejects_and_a_second_request_queues_visibly(open_notebook: OpenNot
     expect(page.locator(".lineup-consent .lineup-prompt")).to_have_count(2)
     expect(first).to_contain_text("Request 1 of 2")
     expect(second).to_contain_text("Request 2 of 2")
-    first.locator("button.lineup-deny").click()
+    armed(first).locator("button.lineup-deny").click()
     expect(first).to_have_count(0)
     expect(second).to_be_visible()
-    second.locator("button.lineup-dismiss").click()
+    armed(second).locator("button.lineup-dismiss").click()
     expect(second).to_have_count(0)
     received = agent_results(notebook)
     assert received["q1"]["status"] == "rejected" and received["q2"]["status"] == "cancelled"
@@ -120,7 +124,7 @@ def test_a_waiting_call_survives_a_new_view_and_one_decision_wins(
     notebook.run_cell("display(host)")
     cards = page.locator('.lineup-prompt[data-call-id="v1"]')
     expect(cards).to_have_count(2)
-    cards.nth(1).locator("button.lineup-allow").click()
+    armed(cards.nth(1)).locator("button.lineup-allow").click()
     expect(cards).to_have_count(0)
     expect(page.locator(".lineup-consent-recent").first).to_contain_text("completed")
     assert agent_results(notebook)["v1"]["status"] == "completed"
@@ -166,7 +170,7 @@ def test_open_url_opens_the_page_without_an_opener(
         notebook = open_notebook([SETUP])
         card = ask(notebook, "app.open_url", {"url": url}, "Open the deployment docs", "u1")
         with context.expect_page() as opened:
-            card.locator("button.lineup-allow").click()
+            armed(card).locator("button.lineup-allow").click()
         tab = opened.value
         tab.wait_for_load_state()
         assert tab.url == url
@@ -192,7 +196,7 @@ def test_clipboard_write_puts_the_text_on_the_clipboard(
         page = notebook.page
         text = "summary: 3 items, ✓ done"
         card = ask(notebook, "clipboard.write", {"text": text}, "Copy the summary", "k1")
-        card.locator("button.lineup-allow").click()
+        armed(card).locator("button.lineup-allow").click()
         expect(card).to_have_count(0)
         assert page.evaluate("navigator.clipboard.readText()") == text
         assert agent_results(notebook)["k1"]["result"] == {"characters": len(text)}
@@ -209,7 +213,7 @@ def test_pick_file_hands_over_the_chosen_file(open_notebook: OpenNotebook, tmp_p
     card = ask(notebook, "device.pick_file", {"accept": ".csv"}, "Read your numbers", "f1")
     expect(card.locator(".lineup-prompt-risk").first).to_contain_text("system permission")
     with page.expect_file_chooser() as chooser:
-        card.locator("button.lineup-allow").click()
+        armed(card).locator("button.lineup-allow").click()
     chooser.value.set_files(str(chosen))
     expect(card).to_have_count(0)
     result = agent_results(notebook)["f1"]
@@ -226,7 +230,7 @@ def test_a_waiting_card_comes_back_after_a_page_reload(open_notebook: OpenNotebo
     notebook.reload()
     card = prompt(page, "re1")
     expect(card).to_be_visible()
-    card.locator("button.lineup-allow").click()
+    armed(card).locator("button.lineup-allow").click()
     expect(card).to_have_count(0)
     assert agent_results(notebook)["re1"]["status"] == "completed"
 
@@ -238,7 +242,7 @@ def test_remember_for_the_session_is_shown_and_revocable(open_notebook: OpenNote
     page = notebook.page
     card = ask(notebook, "artifact.save", {"path": "m1.txt", "content": "1"}, "first", "m1")
     card.locator(".lineup-prompt-remember input").check()
-    card.locator("button.lineup-allow").click()
+    armed(card).locator("button.lineup-allow").click()
     expect(card).to_have_count(0)
     grant = page.locator(".lineup-consent-grant")
     expect(grant).to_contain_text("artifact.save")
@@ -331,5 +335,136 @@ def test_a_cell_awaits_the_call_while_the_user_decides(open_notebook: OpenNotebo
     card = prompt(page, "aw1")
     expect(card).to_be_visible()
     expect(page.locator(".jp-OutputArea-output", has_text="status=")).to_have_count(0)
-    card.locator("button.lineup-allow").click()
+    armed(card).locator("button.lineup-allow").click()
     expect(page.locator(".jp-OutputArea-output", has_text="status=completed")).to_be_visible()
+
+
+LURE = """\
+agent.open("lure", html="<button style='width: 100%; height: 500px'>Next step</button>")
+"""
+
+
+def test_a_card_that_appears_under_the_pointer_takes_no_click(
+    open_notebook: OpenNotebook, context: BrowserContext
+) -> None:
+    """Issue 13, C10: the agent asks for app.open_url just as the user clicks where its
+    surface's button was; the card appears under the pointer and takes the click. That click
+    decides nothing (the call still waits, no tab opens) and the card says why and what to do;
+    the same click once the card has stood still for CLICK_DELAY_MS allows it."""
+    url = "https://docs.example.org/lure"
+
+    def serve(route: Route) -> None:
+        route.fulfill(status=200, content_type="text/html", body="<title>docs</title>")
+
+    context.route("https://docs.example.org/**", serve)
+    try:
+        notebook = open_notebook([SETUP])
+        page = notebook.page
+        notebook.execute(LURE)
+        ask_now = "ask('app.open_url', {'url': %r}, 'Open the docs', %r)"
+        # Where Allow appears, from a first card (the user closes it from the keyboard).
+        notebook.execute(ask_now % (url, "measure"))
+        first = prompt(page, "measure")
+        allow = armed(first).locator("button.lineup-allow").bounding_box()
+        assert allow is not None
+        first.locator("button.lineup-dismiss").focus()
+        page.keyboard.press("Enter")
+        expect(first).to_have_count(0)
+        x, y = allow["x"] + allow["width"] / 2, allow["y"] + allow["height"] / 2
+        under = "([x, y]) => document.elementFromPoint(x, y)?.className"
+        assert page.evaluate(under, [x, y]) == "lineup-shell"  # the user aims at the surface
+        page.mouse.move(x, y)
+        pages = len(context.pages)
+
+        page.evaluate(
+            "() => addEventListener('mousedown', () => { window.__down = performance.now(); },"
+            " {capture: true, once: true})"
+        )
+        notebook.execute(ask_now % (url, "u2"))
+        shown = page.wait_for_function(
+            "() => document.querySelector('.lineup-prompt[data-call-id=\"u2\"]')"
+            " && performance.now()",
+            polling="raf",
+        ).json_value()
+        page.mouse.down()
+        page.mouse.up()
+        print(f"the click landed {page.evaluate('window.__down') - shown:.0f} ms after the card")
+        card = prompt(page, "u2")
+        assert page.evaluate(under, [x, y]) == "lineup-allow"  # the click landed on Allow
+        expect(card.locator(".lineup-prompt-note")).to_contain_text("click again")
+        notebook.round_trip()
+        results = json.loads(notebook.execute("print(json.dumps(results))"))
+        assert "u2" not in results and len(context.pages) == pages
+        waiting = notebook.execute("print([c.call_id for c in host.pending_calls])")
+        assert waiting.strip() == "['u2']"
+
+        expect(card).to_have_attribute("data-armed", "")  # the control: the same click, later
+        with context.expect_page() as opened:
+            page.mouse.click(x, y)
+        opened.value.close()
+        expect(card).to_have_count(0)
+        results = json.loads(notebook.execute("print(json.dumps(results))"))
+        assert results["u2"]["status"] == "completed"
+    finally:
+        context.unroute("https://docs.example.org/**", serve)
+
+
+def arguments_of(card: Locator) -> Locator:
+    return card.locator(".lineup-prompt-args .lineup-prompt-arg")
+
+
+def test_the_card_shows_what_will_run(open_notebook: OpenNotebook) -> None:
+    """Issue 14, C8, C10: bidi and invisible characters shown as ⟨U+XXXX⟩ (reason too), a
+    homoglyph host in punycode with its registrable domain marked, the path first and a
+    112 KB value cut with "Show all", and an agent named like the host still reads as an
+    agent. The card's real module (js/prompts.js, js/honest_text.js) in JupyterLab."""
+    impostor = 'impostor = host.connect_agent("lineup-jupyter")\nhost\n'
+    notebook = open_notebook([SETUP.replace("\nhost\n", "\n" + impostor)])
+    page = notebook.page
+
+    card = ask(
+        notebook,
+        "artifact.save",
+        {"content": "A" * (112 * 1024), "path": "reports/summary\u202efdp.exe"},
+        "Save\u200b the report",
+        "bidi",
+    )
+    rows = arguments_of(card)
+    expect(rows.first).to_have_text("path: reports/summary⟨U+202E⟩fdp.exe")
+    expect(rows.first.locator("mark.lineup-prompt-hidden")).to_have_text("⟨U+202E⟩")
+    card.scroll_into_view_if_needed()
+    expect(rows.first).to_be_in_viewport()  # the path is not pushed out of view
+    box = card.locator(".lineup-prompt-args").bounding_box()
+    assert box is not None and box["height"] < 400  # the arguments scroll within the card
+    content = rows.nth(1)
+    expect(content).to_contain_text("114,288 more characters")
+    assert len(content.inner_text()) < 1000
+    expect(card.locator(".lineup-prompt-reason-text")).to_have_text("Save⟨U+200B⟩ the report")
+    expect(card.locator(".lineup-prompt-warning")).to_contain_text("invisible or direction")
+    content.locator("button.lineup-prompt-more").click()
+    assert content.inner_text().count("A") == 112 * 1024
+    card.locator("button.lineup-dismiss").focus()
+    page.keyboard.press("Enter")
+    expect(card).to_have_count(0)
+
+    card = ask(notebook, "app.open_url", {"url": "https://g\u043e\u043egle.com/"}, "docs", "idn")
+    url = arguments_of(card).first
+    expect(url).to_contain_text("url: https://xn--ggle-55da.com/")
+    expect(url.locator("strong.lineup-prompt-domain")).to_have_text("xn--ggle-55da.com")
+    expect(url).to_contain_text("punycode")
+    expect(url).not_to_contain_text("g\u043e\u043egle")
+    card.locator("button.lineup-dismiss").focus()
+    page.keyboard.press("Enter")
+    expect(card).to_have_count(0)
+
+    notebook.run_cell(
+        "impostor.call('clipboard.write', {'text': 'rm -rf ~'}, reason='Host update',"
+        " call_id='imp')"
+    )
+    card = prompt(page, "imp")
+    expect(card.locator(".lineup-prompt-title")).to_have_text(
+        "Agent «lineup-jupyter» asks to use clipboard.write"
+    )
+    agent = card.locator(".lineup-prompt-agent")
+    assert agent.evaluate("(e) => getComputedStyle(e).borderStyle") == "dashed"
+    expect(arguments_of(card).first).to_have_text("text: rm -rf ~")

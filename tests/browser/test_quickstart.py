@@ -103,6 +103,9 @@ def test_the_quickstart_runs_in_jupyterlab_with_its_surface_clicked(
     expect(prompt).to_have_count(1)
     expect(prompt.locator(".lineup-prompt-capability")).to_have_text("artifact.save")
     expect(prompt.locator(".lineup-prompt-reason-text")).to_have_text("Keep the forecast for later")
+    # Scrolled first: a card that moves waits 750 ms again before a click counts (and looks it).
+    prompt.scroll_into_view_if_needed()
+    expect(prompt).to_have_attribute("data-armed", "")
     screenshot(prompt, "consent")
     saved = jupyter.root / "artifacts" / "quickstart" / "note.txt"
     assert not saved.exists()
