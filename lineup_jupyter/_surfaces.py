@@ -95,6 +95,9 @@ class SurfaceChange(NamedTuple):
     kind: Literal["open", "patch", "close"]
     instance: SurfaceInstance
     reason: str | None = None
+    # The merge patch a ``patch`` applied (None: the state was replaced), so a view can be
+    # sent the change instead of the whole state.
+    merge: dict[str, Any] | None = None
 
 
 Watcher = Callable[[SurfaceChange], None]
@@ -230,7 +233,8 @@ class Surfaces(Mapping[str, SurfaceInstance]):
         self._instances[payload.instance_id] = instance
         self._remember(instance)
         if self._watchers:
-            self._watchers.notify(SurfaceChange("patch", instance))
+            merged = payload.state if payload.merge else None
+            self._watchers.notify(SurfaceChange("patch", instance, None, merged))
         return instance
 
     def close(self, owner: str | None, payload: UiClosePayload) -> SurfaceInstance:
