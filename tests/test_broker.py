@@ -5,11 +5,10 @@
 
 from __future__ import annotations
 
-import json
-
 import asyncio
 import base64
 import hashlib
+import json
 import sqlite3
 import threading
 from datetime import datetime, timedelta, timezone

@@ -140,7 +140,7 @@ def test_common_prefix_finds_the_first_difference() -> None:
     assert common_prefix("abc", "abcdef") == 3
     assert common_prefix("", "x") == 0
     assert common_prefix("same", "same", 2) == 4
-    for cut in range(0, 50):
+    for cut in range(50):
         a = "x" * 49
         b = a[:cut] + "y" + a[cut + 1 :]
         assert common_prefix(a, b) == (cut if cut < 49 else 49)
