@@ -155,6 +155,16 @@ def stream_by_say(host: Host) -> Iterator[None]:
         yield
 
 
+def stream_by_append(host: Host) -> Iterator[None]:
+    """The same answer through agent.stream (H44): one component.append per piece."""
+    agent = host.connect_agent("streamer")
+    with agent.stream("answer") as stream:
+        yield
+        for piece in chunks(answer_text(), ANSWER_UPDATES):
+            stream.write(piece)
+            yield
+
+
 def update_component(host: Host) -> Iterator[None]:
     """A progress bar moved while 1 000 other components are shown."""
     agent = host.connect_agent("worker")
@@ -174,6 +184,7 @@ def scenarios() -> dict[str, Callable[[Host], Iterator[None]]]:
     found["open a surface (10 KiB bundle)"] = open_surfaces
     found["say 1 KiB of Markdown (a new component)"] = say
     found["stream a 20 KiB answer by say() (1 000 updates)"] = stream_by_say
+    found["stream a 20 KiB answer by agent.stream (1 000 writes)"] = stream_by_append
     found["update a component among 1 000"] = update_component
     return found
 

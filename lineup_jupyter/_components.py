@@ -19,10 +19,12 @@ from .protocol import rules
 from .protocol._models import (
     ChoiceComponent,
     ComponentAnswerPayload,
+    ComponentAppendPayload,
     ComponentSpec,
     ConfirmComponent,
     InputComponent,
     MarkdownComponent,
+    TextComponent,
 )
 
 __all__ = ["Component", "ComponentChange", "Components"]
@@ -142,6 +144,40 @@ class Components:
             )
         updated = Component(owner, spec, shown.seq, shown.renderer)
         self._shown[spec.component_id] = updated
+        self._watchers.notify(ComponentChange("update", updated))
+        return updated
+
+    def append(self, owner: str, payload: ComponentAppendPayload) -> Component:
+        """Add text to the end of a shown markdown or text component (H44): a streamed
+        answer, whose Markdown is rendered again only from its last open block."""
+        shown = self.existing(payload.component_id)
+        _check_owner(shown, owner)
+        spec = shown.spec
+        grown: ComponentSpec
+        if isinstance(spec, MarkdownComponent):
+            length = len(spec.markdown) + len(payload.text)
+            grown = spec.model_copy(update={"markdown": spec.markdown + payload.text})
+        elif isinstance(spec, TextComponent):
+            length = len(spec.text) + len(payload.text)
+            grown = spec.model_copy(update={"text": spec.text + payload.text})
+        else:
+            raise ProtocolError(
+                "component_conflict",
+                "H44",
+                "$.payload.component_id",
+                f"component {payload.component_id!r} is a {spec.kind}; only markdown and text "
+                "components grow. " + rules.RULES["H44"],
+            )
+        if length > rules.MAX_COMPONENT_TEXT:
+            raise ProtocolError(
+                "too_large",
+                "H44",
+                "$.payload.text",
+                f"the {spec.kind} would be {length} characters; the limit is "
+                f"{rules.MAX_COMPONENT_TEXT}. " + rules.RULES["H44"],
+            )
+        updated = Component(owner, grown, shown.seq, shown.renderer)
+        self._shown[payload.component_id] = updated
         self._watchers.notify(ComponentChange("update", updated))
         return updated
 

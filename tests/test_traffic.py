@@ -33,6 +33,7 @@ def traffic() -> ModuleType:
         "open a surface (10 KiB bundle)",
         "say 1 KiB of Markdown (a new component)",
         "stream a 20 KiB answer by say() (1 000 updates)",
+        "stream a 20 KiB answer by agent.stream (1 000 writes)",
         "update a component among 1 000",
     ],
 )
@@ -51,14 +52,15 @@ def test_a_one_field_patch_of_a_250_kib_state_sends_under_2_kib(traffic: ModuleT
     assert max(sizes) < 2048
 
 
+@pytest.mark.parametrize("how", ["stream_by_say", "stream_by_append"])
 def test_a_streamed_answer_costs_its_own_size_plus_each_messages_overhead(
-    traffic: ModuleType,
+    traffic: ModuleType, how: str
 ) -> None:
-    """H13: a say() repeating a component id with a longer text sends only the new end (the
-    re-rendered end of its last Markdown block): 1 000 updates of a 20 KiB answer cost under
-    twice the answer as the view gets it (its sanitized HTML) plus a fixed envelope per
-    message."""
-    sizes = traffic.per_operation(traffic.stream_by_say)
+    """H13, H44: a say() repeating a component id with a longer text, or a stream's write,
+    sends only the new end (the re-rendered end of its last Markdown block): 1 000 updates
+    of a 20 KiB answer cost under twice the answer as the view gets it (its sanitized HTML)
+    plus a fixed envelope per message."""
+    sizes = traffic.per_operation(getattr(traffic, how))
     html = render_markdown(traffic.answer_text())
     overhead = len(
         '{"method":"custom","content":{"kind":"feed","seq":1000,"ops":[{"op":"splice",'
