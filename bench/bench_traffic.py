@@ -8,13 +8,17 @@ trait update, buffers included). No event loop runs, so every change is sent at 
 figures are per operation, deterministic, and no coalescing helps them. The table gives the
 bytes of operation #1, #100 and #1 000 and the ratio #1 000 / #1 (the baseline is the first
 operation of the same run): a cost that grows with the session shows as a ratio far above 1.
+It also gives the kernel's time per operation (median of ten) at #10 and #1 000 and their
+ratio: a machine's speed cancels out of it, its load does not (run it on a quiet machine).
 tests/test_traffic.py asserts the byte targets of issue 16 on the same scenarios.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import platform
+import statistics
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -69,15 +73,29 @@ def watched_host() -> tuple[Host, FakeComm]:
 def per_operation(run: Callable[[Host], Iterator[None]]) -> list[int]:
     """The bytes sent by each operation ``run`` yields after (its first yield ends the set-up,
     which is not counted)."""
+    return measured(run)[0]
+
+
+def measured(run: Callable[[Host], Iterator[None]]) -> tuple[list[int], list[float]]:
+    """The bytes sent by each operation, and the kernel's time for it (seconds)."""
     host, comm = watched_host()
     operations = run(host)
     next(operations)
-    sizes = []
+    sizes, times = [], []
     before = comm.bytes
+    started = time.perf_counter()
     for _ in operations:
+        now = time.perf_counter()
+        times.append(now - started)
         sizes.append(comm.bytes - before)
         before = comm.bytes
-    return sizes
+        started = time.perf_counter()
+    return sizes, times
+
+
+def kernel_ms(times: list[float], n: int) -> float:
+    """The median kernel time of the ten operations ending at #n, in milliseconds."""
+    return 1000 * statistics.median(times[max(0, n - 10) : n])
 
 
 def state_of(size: int) -> dict[str, Any]:
@@ -190,18 +208,23 @@ def scenarios() -> dict[str, Callable[[Host], Iterator[None]]]:
 
 
 def main() -> None:
-    print(f"Python {platform.python_version()}, bytes sent to the view by operation #n")
+    print(
+        f"Python {platform.python_version()}, {os.cpu_count()} CPUs: bytes sent to the view by "
+        "operation #n, and the kernel's time for it (median of the ten ending at #n)"
+    )
     print()
-    print("| operation | #1 | #100 | #1 000 | #1 000 / #1 | total |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print(
+        "| operation | bytes #1 | #100 | #1 000 | #1 000 / #1 | total "
+        "| kernel ms #10 | #1 000 | #1 000 / #10 |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, run in scenarios().items():
-        started = time.perf_counter()
-        sizes = per_operation(run)
-        print(name, time.perf_counter() - started, file=sys.stderr)
+        sizes, times = measured(run)
         first, middle, last = (sizes[n - 1] for n in POINTS)
+        early, late = kernel_ms(times, 10), kernel_ms(times, POINTS[-1])
         print(
             f"| {name} | {first:,} | {middle:,} | {last:,} | {last / first:.2f} "
-            f"| {sum(sizes):,} |".replace(",", " ")
+            f"| {sum(sizes):,} | {early:.2f} | {late:.2f} | {late / early:.2f} |".replace(",", " ")
         )
 
 

@@ -257,7 +257,7 @@ class InspectorWidget(anywidget.AnyWidget):
             self._flushed = asyncio.get_running_loop().time()
         with self._sending:  # without a loop, records may come on several threads at once
             history = self._host.history
-            new = [r for r in history if r.seq > self._sent_seq]
+            new = history.since(self._sent_seq)  # not a scan of the whole history
             if not new:
                 return
             after, self._sent_seq = self._sent_seq, new[-1].seq

@@ -144,3 +144,19 @@ def test_common_prefix_finds_the_first_difference() -> None:
         a = "x" * 49
         b = a[:cut] + "y" + a[cut + 1 :]
         assert common_prefix(a, b) == (cut if cut < 49 else 49)
+
+
+def test_the_records_since_a_number_are_the_newest_without_a_scan(host: Host) -> None:
+    """The inspector's new records cost their own number, not the history's (issue 16)."""
+    agent = host.connect_agent("a")
+    for n in range(30):
+        agent.text(str(n), component_id=f"t{n}")
+    history = host.history
+    last = list(history)[-1].seq
+    assert [r.seq for r in history.since(last - 3)] == [last - 2, last - 1, last]
+    assert history.since(last) == [] and history.since(0) == list(history)
+    small = Host(conversation_id="conv_01", history_size=5)
+    other = small.connect_agent("a")
+    for n in range(12):
+        other.text(str(n), component_id=f"t{n}")
+    assert small.history.since(1) == list(small.history)  # fell off the front: all there is
