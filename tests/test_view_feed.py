@@ -8,9 +8,13 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from lineup_jupyter import Host, render_markdown
+from lineup_jupyter import Host, ProtocolError, render_markdown
+from lineup_jupyter._surfaces import merge_patch, merged_size
 from lineup_jupyter._view_feed import common_prefix, utf16_length
+from lineup_jupyter.protocol import size
 
 
 @pytest.fixture
@@ -160,3 +164,42 @@ def test_the_records_since_a_number_are_the_newest_without_a_scan(host: Host) ->
     for n in range(12):
         other.text(str(n), component_id=f"t{n}")
     assert small.history.since(1) == list(small.history)  # fell off the front: all there is
+
+
+JSON_LEAVES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**6), 10**6),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=8),
+)
+JSON_VALUES = st.recursive(
+    JSON_LEAVES,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+OBJECTS = st.dictionaries(st.text(max_size=4), JSON_VALUES, max_size=6)
+
+
+@settings(max_examples=400, deadline=None)
+@given(target=OBJECTS, patch=OBJECTS)
+def test_h7_the_size_after_a_merge_is_counted_from_the_members_it_touches(
+    target: dict[str, Any], patch: dict[str, Any]
+) -> None:
+    """H7 checks a merged state against the limit without measuring all of it: the count
+    from the touched members is exactly the size of the merged state."""
+    target = merge_patch({}, target)  # a state holds no nulls
+    assert merged_size(target, size(target), patch) == size(merge_patch(target, patch))
+
+
+def test_h7_a_merge_past_the_limit_is_still_refused(host: Host) -> None:
+    agent = host.connect_agent("a")
+    agent.open("w", html="<p>", state={"pad": "x" * (200 * 1024)})
+    agent.patch("w", {"n": 1}, merge=True)
+    with pytest.raises(ProtocolError) as caught:
+        agent.patch("w", {"more": "y" * (60 * 1024)}, merge=True)
+    assert (caught.value.code, caught.value.rule) == ("too_large", "H7")
+    agent.patch("w", {"pad": None, "more": "y" * (60 * 1024)}, merge=True)  # fits again
+    assert host.surfaces["w"].revision == 3
