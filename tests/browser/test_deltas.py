@@ -37,7 +37,7 @@ agent.open(
     "chart.01",
     html="<p id=v></p>",
     js="LineUpSurface.onState(s => v.textContent = s.label + ' ' + s.cursor + ' ' + s.rows.length)",
-    state={"label": "cursor", "cursor": 0, "rows": [{"t": i, "value": i / 2} for i in range(8000)]},
+    state={"label": "cursor", "cursor": 0, "rows": [{"t": i, "value": i / 2} for i in range(ROWS)]},
 )
 """
 
@@ -64,9 +64,9 @@ def markdown_html(page: Page, component_id: str) -> str:
     return html
 
 
-def start(open_notebook: OpenNotebook) -> NotebookPage:
-    notebook = open_notebook([SETUP, WATCH, OPEN_CHART])
-    expect(surface(notebook.page, "chart.01").locator("#v")).to_have_text("cursor 0 8000")
+def start(open_notebook: OpenNotebook, rows: int = 8000) -> NotebookPage:
+    notebook = open_notebook([SETUP, WATCH, OPEN_CHART.replace("ROWS", str(rows))])
+    expect(surface(notebook.page, "chart.01").locator("#v")).to_have_text(f"cursor 0 {rows}")
     notebook.round_trip()
     return notebook
 
@@ -114,11 +114,11 @@ def test_a_saved_notebook_reopened_without_its_kernel_shows_the_last_changes(
     """The view keeps the model's lists current as deltas arrive, so the widget state the
     notebook saves holds the latest state and the whole streamed answer."""
     with lab_settings(jupyter, WIDGET_SETTINGS, {"saveState": True}):
-        notebook = start(open_notebook)
+        notebook = start(open_notebook, rows=100)
         page = notebook.page
         notebook.run_cell('agent.patch("chart.01", {"cursor": 7}, merge=True)')
         notebook.run_cell(STREAM)
-        expect(surface(page, "chart.01").locator("#v")).to_have_text("cursor 7 8000")
+        expect(surface(page, "chart.01").locator("#v")).to_have_text("cursor 7 100")
         expect(page.locator('.lineup-component[data-component-id="whole"]')).to_have_count(1)
         whole = markdown_html(page, "whole")
 
@@ -127,5 +127,5 @@ def test_a_saved_notebook_reopened_without_its_kernel_shows_the_last_changes(
         notebook.reload()
 
         expect(page.locator(".lineup-host .lineup-status")).to_contain_text("Disconnected")
-        expect(surface(page, "chart.01").locator("#v")).to_have_text("cursor 7 8000")
+        expect(surface(page, "chart.01").locator("#v")).to_have_text("cursor 7 100")
         assert markdown_html(page, "answer") == whole
