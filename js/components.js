@@ -3,8 +3,9 @@
 // rendered and sanitized (nh3), which this module checks again against the same allowlist
 // before inserting it (S6). Every other string goes in as text.
 //
-// Kernel -> view: the synced `components` list (each {component_id, kind, ...fields, html?,
-// answer?}), and {kind: "answer_refused", component_id, message} when an answer was refused.
+// Kernel -> view: the `components` list (each {component_id, kind, ...fields, html?, answer?,
+// order, rev}), kept by widget.js from the kernel's snapshot and feed (deltas.js), and
+// {kind: "answer_refused", component_id, message} when an answer was refused.
 // View -> kernel: {kind: "answer", component_id, status: "answered" | "cancelled", value?}.
 
 import {
@@ -122,7 +123,8 @@ function button(text, onClick, type = "button") {
  * progress update does not disturb a half-typed answer in another component).
  * @param {{ model: ComponentModel, container: HTMLElement,
  *   send: (content: object) => void }} context
- * @returns {{ refused(component_id: string, message: string): void, destroy(): void }}
+ * @returns {{ refused(component_id: string, message: string): void, reconcile(): void,
+ *   redraw(component_id: string): void, destroy(): void }}
  */
 export function mountComponents({ model, container, send }) {
   /** @type {Map<string, Drawn>} */
@@ -166,9 +168,35 @@ export function mountComponents({ model, container, send }) {
     }
   };
 
+  /** Redraw one component after a change of the feed: the others stay as they are. @param {string} componentId */
+  const redraw = (componentId) => {
+    /** @type {ComponentView[]} */
+    const views = model.get("components") ?? [];
+    const at = views.findIndex((view) => view.component_id === componentId);
+    const item = drawn.get(componentId);
+    if (at < 0) {
+      item?.node.remove();
+      drawn.delete(componentId);
+      return;
+    }
+    const view = views[at];
+    const key = JSON.stringify(view);
+    if (item && item.key === key) return; // nothing new for this view
+    const node = draw(view, answer);
+    drawn.set(componentId, { key, node });
+    // Before the next component that is drawn (nearly always none: a new one goes last).
+    /** @type {HTMLElement | null} */
+    let next = null;
+    for (let i = at + 1; i < views.length && !next; i++) next = drawn.get(views[i].component_id)?.node ?? null;
+    if (item) item.node.remove();
+    container.insertBefore(node, next);
+  };
+
   model.on("change:components", reconcile);
   reconcile();
   return {
+    reconcile,
+    redraw,
     refused(componentId, message) {
       const node = drawn.get(componentId)?.node;
       if (!node) return;

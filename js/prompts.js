@@ -2,7 +2,9 @@
 // surface (a surface cannot draw or click one: it lives in its own sandboxed frame). The kernel
 // decides what is pending; this module only shows it and reports the user's click.
 //
-// Kernel -> view:  {kind: "consent", pending: CallSpec[], remembered: string[], recent: Recent[]}
+// Kernel -> view:  {kind: "consent", seq, pending: CallSpec[], remembered: string[], recent: Recent[]}
+//                  {kind: "consent_delta", seq, added: CallSpec[], removed: string[],
+//                   remembered?, recent?, refused?}: each change alone; a gap in seq: sync again
 // View -> kernel:  {kind: "consent_sync"} | {kind: "consent_revoke", capability}
 //                  {kind: "consent_decide", call_id, decision, remember, typed_name, outcome?}
 //
@@ -485,9 +487,30 @@ export function mountPrompts({ model, root, send, signal }) {
     tick();
   }
 
+  /** @type {{ pending: CallSpec[], remembered: string[], recent: Recent[] } | null} */
+  let current = null; // null: waiting for everything (consent_sync)
+  let seq = 0;
+
   /** @param {any} content */
   function onCustom(content) {
-    if (content?.kind === "consent") apply(content);
+    if (content?.kind === "consent") {
+      current = { pending: content.pending ?? [], remembered: content.remembered ?? [], recent: content.recent ?? [] };
+      seq = Number(content.seq);
+      apply({ ...current, refused: content.refused });
+    } else if (content?.kind === "consent_delta") {
+      if (current === null || Number(content.seq) <= seq) return;
+      if (Number(content.seq) !== seq + 1) {
+        current = null; // a message was lost: ask for everything again
+        send({ kind: "consent_sync" });
+        return;
+      }
+      seq = Number(content.seq);
+      const gone = new Set(content.removed ?? []);
+      current.pending = current.pending.filter((spec) => !gone.has(spec.call_id)).concat(content.added ?? []);
+      if (content.remembered) current.remembered = content.remembered;
+      if (content.recent) current.recent = content.recent;
+      apply({ ...current, refused: content.refused });
+    }
   }
 
   model.on("msg:custom", onCustom);

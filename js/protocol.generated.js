@@ -74,8 +74,8 @@ export const STATUSES = Object.freeze(["completed", "rejected", "cancelled", "ex
 /** @type {ReadonlyArray<"agent" | "client">} */
 export const SENDER_KINDS = Object.freeze(["agent", "client"]);
 
-/** @type {ReadonlyArray<"ui.open" | "ui.patch" | "ui.close" | "app.call" | "component.show" | "component.remove">} */
-export const AGENT_TO_CLIENT = Object.freeze(["ui.open", "ui.patch", "ui.close", "app.call", "component.show", "component.remove"]);
+/** @type {ReadonlyArray<"ui.open" | "ui.patch" | "ui.close" | "app.call" | "component.show" | "component.remove" | "component.append">} */
+export const AGENT_TO_CLIENT = Object.freeze(["ui.open", "ui.patch", "ui.close", "app.call", "component.show", "component.remove", "component.append"]);
 
 /** @type {ReadonlyArray<"ui.event" | "client.inventory" | "app.list" | "app.result" | "error" | "component.answer">} */
 export const CLIENT_TO_AGENT = Object.freeze(["ui.event", "client.inventory", "app.list", "app.result", "error", "component.answer"]);
@@ -164,14 +164,14 @@ export const ERROR_CODES = Object.freeze({
   "internal": "the host failed while handling a valid message",
 });
 
-/** @type {Readonly<Record<"S2" | "S3" | "S4" | "S7" | "M1" | "M2" | "M3" | "U1" | "U2" | "U3" | "U4" | "U5" | "U7" | "U8" | "U9" | "U10" | "C3" | "C4" | "C5" | "C6" | "C7" | "C8" | "C9" | "C10" | "C11" | "C12" | "C13" | "H20" | "H21" | "H22" | "H23" | "H24" | "H25" | "H1" | "H2" | "H3" | "H4" | "H5" | "H6" | "H7" | "H8" | "H9" | "H12" | "H13" | "H14" | "H15" | "H37", string>>} */
+/** @type {Readonly<Record<"S2" | "S3" | "S4" | "S7" | "M1" | "M2" | "M3" | "U1" | "U2" | "U3" | "U4" | "U5" | "U7" | "U8" | "U9" | "U10" | "C3" | "C4" | "C5" | "C6" | "C7" | "C8" | "C9" | "C10" | "C11" | "C12" | "C13" | "H20" | "H21" | "H22" | "H23" | "H24" | "H25" | "H1" | "H2" | "H3" | "H4" | "H5" | "H6" | "H7" | "H8" | "H9" | "H12" | "H13" | "H14" | "H15" | "H45" | "H37", string>>} */
 export const RULES = Object.freeze({
   "S2": "A surface runs only in a sandboxed iframe with allow-scripts and nothing more.",
   "S3": "A surface's CSP forbids network, remote scripts and nested frames: at least default-src 'none'; connect-src 'none'; img-src data: blob:; style-src 'unsafe-inline'; script-src 'unsafe-inline'.",
   "S4": "The host checks the source, namespace, instance, event name, JSON type and size of every message from a surface.",
   "S7": "A bundle that declares app.integrity must hash to exactly that value.",
   "M1": "Every message is a lineup.v1 envelope: v, id, type, conversation_id, sender, payload.",
-  "M2": "The type is one of the lineup.v1 message types and travels in its own direction: ui.open, ui.patch, ui.close and app.call go from agent to client; ui.event, client.inventory, app.list and app.result from client to agent (this host adds component.show and component.remove to the client, component.answer to the agent: H12).",
+  "M2": "The type is one of the lineup.v1 message types and travels in its own direction: ui.open, ui.patch, ui.close and app.call go from agent to client; ui.event, client.inventory, app.list and app.result from client to agent (this host adds component.show, component.remove and component.append to the client, component.answer to the agent: H12, H45).",
   "M3": "An unknown ui.* or app.* type is answered 'unsupported' and never executed.",
   "U1": "instance_id matches [A-Za-z0-9._:-]{1,128} and is unique in its conversation; ui.open with an existing id replaces that instance.",
   "U2": "app.id is a stable reverse-domain id (like com.example.weather) and app.version is SemVer (like 1.0.0).",
@@ -212,5 +212,6 @@ export const RULES = Object.freeze({
   "H13": "component.show with a shown component_id updates that component in place; only the agent that showed it may, only with the same kind, and a question (choice, confirm, input) is never asked twice under one id.",
   "H14": "A question gets exactly one component.answer: 'answered' with a value that meets its constraints, or 'cancelled'.",
   "H15": "Markdown is rendered by the host (CommonMark, no raw HTML, tables, strikethrough) and sanitized to an allowlist: links only http, https or mailto, images only data: URLs.",
+  "H45": "component.append {component_id, text} adds text to the end of a shown markdown or text component; only the agent that showed it may, and the whole stays within the component's limit.",
   "H37": "In strict mode an inline bundle opens only if its H4 digest is on the host's allowlist or app.signature {key_id, value} is an Ed25519 signature by a trusted key over 'lineup-bundle-signature-v1\\n' + digest; a signature by a trusted key that does not verify is refused in every mode.",
 });

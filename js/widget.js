@@ -2,17 +2,18 @@
 // surface frame. The kernel holds the truth; a view can always be rebuilt from it (a page
 // reload, an unmounted cell, a second view of the same output).
 //
-// Kernel -> view, custom messages:  {kind: "snapshot", surfaces}  (answer to "sync")
-//                                   {kind: "state", instance_id, generation, revision, state}
+// Kernel -> view, custom messages:  {kind: "snapshot", seq, surfaces, components} (to "sync")
+//                                   {kind: "feed", seq, ops}: each change alone (deltas.js)
 //                                   {kind: "answer_refused", component_id, message}
 // View -> kernel:                   {kind: "sync"} | {kind: "event", instance_id, message}
 //                                   {kind: "events", items: [{kind: "event", ...}, ...]}
 //                                   {kind: "close", instance_id} | {kind: "refused", ...}
 //                                   {kind: "answer", component_id, status, value?}
-// The standard components are drawn by components.js from the synced `components` list.
+// The standard components are drawn by components.js from the `components` list.
 
 import { AGENTS_STYLE, mountAgents } from "./agents.js";
 import { COMPONENT_STYLE, mountComponents } from "./components.js";
+import { FeedSequence, applyOp, replaceAll } from "./deltas.js";
 import { button, element } from "./dom.js";
 import { guardFocus } from "./focus_guard.js";
 import { SANDBOX, shellDocument, surfaceDocument } from "./frames.js";
@@ -36,7 +37,7 @@ import { trustText } from "./trust.js";
  *   source: Window | null, ready: boolean, size: SizeGuard, rate: RateLimit,
  *   lastDropReport: number, lastCspReport: number, pingSent: number, pongSeen: number,
  *   stalled: boolean }} Entry
- * @typedef {{ get(name: string): any, send(content: object): void,
+ * @typedef {{ get(name: string): any, set(name: string, value: any): void, send(content: object): void,
  *   on(name: string, callback: (...args: any[]) => void): void,
  *   off(name: string, callback: (...args: any[]) => void): void }} Model
  */
@@ -505,17 +506,66 @@ function render({ model, el, signal }) {
     }
   }
 
+  /** The model's own lists: edited in place, they are what a saved notebook keeps. */
+  const picture = () => ({ surfaces: listOf("surfaces"), components: listOf("components") });
+  /** @param {string} name @returns {any[]} */
+  const listOf = (name) => {
+    const list = model.get(name);
+    if (Array.isArray(list)) return list;
+    const made = /** @type {any[]} */ ([]);
+    model.set(name, made);
+    return made;
+  };
+  const feed = new FeedSequence();
+  const resync = () => {
+    feed.lost();
+    send({ kind: "sync" });
+  };
+
+  /** Make this view's card of one surface match the picture. @param {string} instanceId */
+  function redrawSurface(instanceId) {
+    const spec = picture().surfaces.find((item) => item.instance_id === instanceId);
+    let entry = entries.get(instanceId);
+    if (!spec) {
+      if (entry) unmount(entry);
+      return;
+    }
+    if (entry && entry.spec.generation !== spec.generation) {
+      unmount(entry); // U1, U5: a new bundle is a new frame, never a patched one
+      entry = undefined;
+    }
+    entry ??= mount(spec);
+    remember(entry, spec.revision, spec.state);
+    schedule();
+  }
+
   /** @param {any} content */
   function onCustom(content) {
     if (content?.kind === "snapshot") {
       connected = true;
       for (const content of early.splice(0)) send(content);
       status.hidden = true;
-      reconcile(content.surfaces);
-    } else if (content?.kind === "state") {
-      const entry = entries.get(content.instance_id);
-      if (!entry || entry.spec.generation !== content.generation) return;
-      if (remember(entry, content.revision, content.state)) schedule();
+      const lists = picture();
+      replaceAll(lists.surfaces, content.surfaces ?? []);
+      replaceAll(lists.components, content.components ?? []);
+      feed.snapshot(Number(content.seq));
+      reconcile(lists.surfaces);
+      components.reconcile();
+    } else if (content?.kind === "feed") {
+      const verdict = feed.next(Number(content.seq));
+      if (verdict === "gap") resync();
+      if (verdict !== "take") return;
+      const lists = picture();
+      for (const op of content.ops ?? []) {
+        const applied = applyOp(lists, op);
+        if (applied === null) continue;
+        if ("gap" in applied) {
+          resync();
+          return;
+        }
+        if ("surface" in applied) redrawSurface(applied.surface);
+        else components.redraw(applied.component);
+      }
     } else if (content?.kind === "answer_refused") {
       components.refused(String(content.component_id), String(content.message));
     }

@@ -28,7 +28,7 @@ from .protocol._validate import readable_id
 if TYPE_CHECKING:
     from ._host import Host
 
-__all__ = ["Agent", "Question", "SurfaceEvent"]
+__all__ = ["Agent", "Question", "SurfaceEvent", "TextStream"]
 
 DEFAULT_APP_ID = "local.notebook.surface"
 DEFAULT_APP_VERSION = "0.1.0"
@@ -80,6 +80,30 @@ class Question(Pending[Any]):
 
     def __repr__(self) -> str:
         return f"Question({self.component_id!r}, status={self.status!r})"
+
+
+class TextStream:
+    """A markdown or text component that grows as the agent writes to it (H45): each
+    ``write`` sends only its own text, and the host renders again only the end of the
+    Markdown. Made by ``agent.stream(...)``; what was written stays when the block ends."""
+
+    def __init__(self, agent: Agent, component_id: str) -> None:
+        self._agent = agent
+        self.component_id = component_id
+
+    def write(self, text: str) -> None:
+        """Add ``text`` (a token, a line...) to the end of the component."""
+        if text:
+            self._agent.send("component.append", {"component_id": self.component_id, "text": text})
+
+    def __enter__(self) -> TextStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None  # nothing to close: the component shows what was written
+
+    def __repr__(self) -> str:
+        return f"TextStream({self.component_id!r})"
 
 
 EventHandler = Callable[[SurfaceEvent], None]
@@ -225,6 +249,17 @@ class Agent:
     def text(self, text: str, *, component_id: str | None = None) -> str:
         """Show plain text, exactly as written."""
         return self.show("text", component_id, text=text)
+
+    def stream(
+        self, component_id: str | None = None, *, kind: str = "markdown", text: str = ""
+    ) -> TextStream:
+        """Show a markdown (or, with ``kind="text"``, plain text) component that grows:
+        ``with agent.stream("answer") as s: s.write(token)`` (H45). Each write costs its own
+        text, on the wire to the host and from the host to the view."""
+        if kind not in ("markdown", "text"):
+            raise UsageError(f"[lineup] a stream is markdown or text, not {kind!r} (H45)")
+        field = "markdown" if kind == "markdown" else "text"
+        return TextStream(self, self.show(kind, component_id, **{field: text}))
 
     def status(self, label: str, state: str = "working", *, component_id: str | None = None) -> str:
         """Show a status line (state: idle, working, done, failed, warning); pass the returned

@@ -7,6 +7,7 @@ subscriber that raises is logged and recorded, never allowed to break delivery t
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import os
@@ -132,6 +133,17 @@ class History:
         """Call ``watcher(record)`` after every record is added (the inspector's view does);
         returns the function that stops it. It may be called on an agent's reader thread."""
         return self._watchers.add(watcher)
+
+    def since(self, seq: int) -> list[Record]:
+        """The records numbered after ``seq``, oldest first. Numbers are consecutive, so
+        this costs the records returned, not the whole history (a view's new records)."""
+        with self._lock:
+            count = self._seq - seq
+            if count <= 0:
+                return []
+            if count >= len(self._records):
+                return list(self._records)
+            return list(itertools.islice(reversed(self._records), count))[::-1]
 
     def select(
         self,

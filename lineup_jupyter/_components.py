@@ -12,17 +12,19 @@ from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple, Union, cast
 
 from ._errors import ProtocolError
-from ._markdown import render_markdown
+from ._markdown_stream import MarkdownStream
 from ._patterns import compile_pattern
 from ._watchers import Watchers
 from .protocol import rules
 from .protocol._models import (
     ChoiceComponent,
     ComponentAnswerPayload,
+    ComponentAppendPayload,
     ComponentSpec,
     ConfirmComponent,
     InputComponent,
     MarkdownComponent,
+    TextComponent,
 )
 
 __all__ = ["Component", "ComponentChange", "Components"]
@@ -31,14 +33,29 @@ __all__ = ["Component", "ComponentChange", "Components"]
 class Component:
     """One shown component: what the agent sent, who sent it, and the user's answer."""
 
-    __slots__ = ("answer", "html", "owner", "seq", "spec")
+    __slots__ = ("answer", "owner", "renderer", "seq", "spec")
 
-    def __init__(self, owner: str, spec: ComponentSpec, seq: int) -> None:
+    def __init__(
+        self, owner: str, spec: ComponentSpec, seq: int, renderer: MarkdownStream | None = None
+    ) -> None:
         self.owner = owner
         self.spec = spec
         self.seq = seq  # the order the components were first shown in; an update keeps it
-        self.html = render_markdown(spec.markdown) if isinstance(spec, MarkdownComponent) else None
+        if isinstance(spec, MarkdownComponent):
+            # An update that extends the text (a streamed answer) renders only its end.
+            if renderer is not None and renderer.extends(spec.markdown):
+                renderer.extend(spec.markdown)
+            else:
+                renderer = MarkdownStream(spec.markdown)
+        else:
+            renderer = None
+        self.renderer = renderer
         self.answer: ComponentAnswerPayload | None = None
+
+    @property
+    def html(self) -> str | None:
+        """The sanitized HTML of a markdown component (H15); None for other kinds."""
+        return None if self.renderer is None else self.renderer.html
 
     @property
     def component_id(self) -> str:
@@ -57,8 +74,8 @@ class Component:
         """What a view draws: the spec, the sanitized HTML, the answer once there is one."""
         view = self.spec.model_dump(mode="json", exclude_none=True)
         view.pop("markdown", None)  # the view gets only the sanitized HTML (S6)
-        if self.html is not None:
-            view["html"] = self.html
+        if self.renderer is not None:
+            view["html"] = self.renderer.html
         if self.answer is not None:
             view["answer"] = self.answer.model_dump(mode="json", exclude_none=True)
         return view
@@ -125,8 +142,42 @@ class Components:
                 f"component {spec.component_id!r} is already {was}; show a new component "
                 "under a new component_id. " + rules.RULES["H13"],
             )
-        updated = Component(owner, spec, shown.seq)
+        updated = Component(owner, spec, shown.seq, shown.renderer)
         self._shown[spec.component_id] = updated
+        self._watchers.notify(ComponentChange("update", updated))
+        return updated
+
+    def append(self, owner: str, payload: ComponentAppendPayload) -> Component:
+        """Add text to the end of a shown markdown or text component (H45): a streamed
+        answer, whose Markdown is rendered again only from its last open block."""
+        shown = self.existing(payload.component_id)
+        _check_owner(shown, owner)
+        spec = shown.spec
+        grown: ComponentSpec
+        if isinstance(spec, MarkdownComponent):
+            length = len(spec.markdown) + len(payload.text)
+            grown = spec.model_copy(update={"markdown": spec.markdown + payload.text})
+        elif isinstance(spec, TextComponent):
+            length = len(spec.text) + len(payload.text)
+            grown = spec.model_copy(update={"text": spec.text + payload.text})
+        else:
+            raise ProtocolError(
+                "component_conflict",
+                "H45",
+                "$.payload.component_id",
+                f"component {payload.component_id!r} is a {spec.kind}; only markdown and text "
+                "components grow. " + rules.RULES["H45"],
+            )
+        if length > rules.MAX_COMPONENT_TEXT:
+            raise ProtocolError(
+                "too_large",
+                "H45",
+                "$.payload.text",
+                f"the {spec.kind} would be {length} characters; the limit is "
+                f"{rules.MAX_COMPONENT_TEXT}. " + rules.RULES["H45"],
+            )
+        updated = Component(owner, grown, shown.seq, shown.renderer)
+        self._shown[payload.component_id] = updated
         self._watchers.notify(ComponentChange("update", updated))
         return updated
 

@@ -1,10 +1,13 @@
 """What the host's views show of the broker, and what they may ask of it (js/prompts.js).
 
 The kernel holds the truth: the calls waiting for the user, the session's grants, the last
-few answers. Every change goes to every view as one message (``consent``), and a view that is
-drawn asks for it (``consent_sync``), so a re-rendered cell or a second view shows the same
-cards and the first decision to reach the kernel wins. It is never a synced trait: a notebook
-reopened without its kernel has no card that could be clicked.
+few answers. A view that is drawn asks for all of it (``consent_sync``, answered ``consent``),
+so a re-rendered cell or a second view shows the same cards and the first decision to reach
+the kernel wins; after that each change goes to every view alone (``consent_delta``: the cards
+added, the call ids gone, the grants and recent answers when they changed), so the 700th
+waiting card costs its own bytes, not the 699 before it. Both are numbered (``seq``): a view
+that misses one asks again. It is never a synced trait: a notebook reopened without its kernel
+has no card that could be clicked.
 """
 
 from __future__ import annotations
@@ -32,6 +35,11 @@ class ConsentViews:
         self._broker = broker
         self._watchers: Watchers[[]] = Watchers("consent")
         self._refusal: dict[str, str] | None = None  # a view's decision the kernel refused
+        self._seq = 0
+        self._whole = True  # the next message carries everything (a view asked for it)
+        self._sent: dict[str, None] = {}  # the call ids of the cards the views have
+        self._sent_remembered: list[str] = []
+        self._sent_recent: list[dict[str, Any]] = []
 
     def watch(self, watcher: Callable[[], None]) -> Callable[[], None]:
         """Call ``watcher()`` after every change a view shows; returns an unwatch function."""
@@ -39,6 +47,40 @@ class ConsentViews:
 
     def changed(self) -> None:
         self._watchers.notify()
+
+    def update(self) -> dict[str, Any] | None:
+        """The message that brings the views up to date: ``consent`` with everything after a
+        ``consent_sync``, else ``consent_delta`` with what changed (None: nothing did). The
+        one host view calls it on every change."""
+        broker = self._broker
+        remembered = broker.policy.remembered
+        recent = list(broker.recent)
+        if self._whole:
+            self._whole = False
+            message = {"kind": "consent", **self.state()}
+            self._sent = dict.fromkeys(broker.pending)
+        else:
+            now = datetime.now(timezone.utc)
+            added = [
+                call.spec(now) for key, call in broker.pending.items() if key not in self._sent
+            ]
+            removed = [key for key in self._sent if key not in broker.pending]
+            for key in removed:
+                del self._sent[key]
+            self._sent.update(dict.fromkeys(spec["call_id"] for spec in added))
+            message = {"kind": "consent_delta", "added": added, "removed": removed}
+            if remembered != self._sent_remembered:
+                message["remembered"] = remembered
+            if recent != self._sent_recent:
+                message["recent"] = recent
+            if self._refusal is not None:
+                message["refused"] = self._refusal
+            if len(message) == 3 and not added and not removed:
+                return None
+        self._sent_remembered, self._sent_recent = remembered, recent
+        self._seq += 1
+        message["seq"] = self._seq
+        return message
 
     def state(self) -> dict[str, Any]:
         """The ``consent`` message: pending call specs, remembered grants, recent answers."""
@@ -59,7 +101,9 @@ class ConsentViews:
         kind = content.get("kind")
         with broker._host._lock:
             try:
-                if kind == "consent_decide":
+                if kind == "consent_sync":
+                    self._whole = True
+                elif kind == "consent_decide":
                     outcome = content.get("outcome")
                     typed_name = content.get("typed_name")
                     broker.decide(

@@ -43,6 +43,7 @@ from ._watchers import Watchers
 from .protocol import (
     AppCall,
     AppRef,
+    ComponentAppend,
     ComponentRemove,
     ComponentShow,
     EnvelopeHeader,
@@ -156,6 +157,7 @@ class Host:
             "lineup.v1.app.call": self._check_call,
             "lineup.v1.component.show": self._show_component,
             "lineup.v1.component.remove": self._remove_component,
+            "lineup.v1.component.append": self._append_component,
         }
         self._inventory: dict[str, Any] | None = None
         # The capability broker (docs/capabilities.md). artifact.save writes under
@@ -334,6 +336,9 @@ class Host:
                 "remove one (component.remove), or update one by showing its component_id again",
             )
         self.components.show(envelope.sender.id, envelope.payload)
+
+    def _append_component(self, envelope: ComponentAppend) -> None:
+        self.components.append(envelope.sender.id, envelope.payload)
 
     def _remove_component(self, envelope: ComponentRemove) -> None:
         removed = self.components.remove(envelope.sender.id, envelope.payload.component_id)

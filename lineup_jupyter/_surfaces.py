@@ -19,7 +19,14 @@ from ._watchers import Watchers
 from .protocol import InlineApp, UiClosePayload, UiOpenPayload, UiPatchPayload, rules, size
 from .protocol._validate import Limits
 
-__all__ = ["StateRevision", "SurfaceChange", "SurfaceInstance", "Surfaces", "merge_patch"]
+__all__ = [
+    "StateRevision",
+    "SurfaceChange",
+    "SurfaceInstance",
+    "Surfaces",
+    "merge_patch",
+    "merged_size",
+]
 
 _INSTANCES_REMEMBERED = 50  # instances whose state history is kept (the oldest go first)
 
@@ -95,6 +102,9 @@ class SurfaceChange(NamedTuple):
     kind: Literal["open", "patch", "close"]
     instance: SurfaceInstance
     reason: str | None = None
+    # The merge patch a ``patch`` applied (None: the state was replaced), so a view can be
+    # sent the change instead of the whole state.
+    merge: dict[str, Any] | None = None
 
 
 Watcher = Callable[[SurfaceChange], None]
@@ -113,6 +123,32 @@ def merge_patch(target: Any, patch: Any) -> Any:
     return result
 
 
+def merged_size(target: Any, target_size: int, patch: Any) -> int:
+    """``size(merge_patch(target, patch))`` knowing ``size(target)``: the compact JSON of an
+    object is the sum of its members' (plus braces and commas), so only the members the patch
+    touches are measured, and a one-field patch of a 250 KiB state costs one field."""
+    if not isinstance(patch, dict):
+        return size(patch)
+    if not isinstance(target, dict):
+        target, target_size = {}, 2
+    total, count = target_size, len(target)
+    for key, value in patch.items():
+        present = key in target
+        old = size(target[key]) if present else 0
+        if value is None:
+            if present:
+                total -= size(key) + 1 + old
+                count -= 1
+            continue
+        new = merged_size(target[key] if present else None, old, value)
+        if present:
+            total += new - old
+        else:
+            total += size(key) + 1 + new
+            count += 1
+    return total + max(count - 1, 0) - max(len(target) - 1, 0)
+
+
 class Surfaces(Mapping[str, SurfaceInstance]):
     """Instances by id (U1). Read it like a dict; change it through the host, whose lock
     serialises every change (so the registry needs none of its own)."""
@@ -127,6 +163,7 @@ class Surfaces(Mapping[str, SurfaceInstance]):
         # costs an append per change. Closed instances are kept too, the oldest evicted.
         self._state_history = state_history
         self._states: OrderedDict[str, deque[StateRevision]] = OrderedDict()
+        self._sizes: dict[str, int] = {}  # the state's size (H7), once measured
 
     def state_history(self, instance_id: str) -> list[StateRevision]:
         """The last states of an instance, open or closed, oldest first (copies)."""
@@ -202,6 +239,7 @@ class Surfaces(Mapping[str, SurfaceInstance]):
             payload.state,
         )
         self._instances[payload.instance_id] = instance
+        self._sizes.pop(payload.instance_id, None)
         self._remember(instance)
         if self._watchers:
             self._watchers.notify(SurfaceChange("open", instance))
@@ -211,7 +249,13 @@ class Surfaces(Mapping[str, SurfaceInstance]):
         """Replace the state, or merge into it (H6); U5: the bundle never changes here."""
         current = self._existing(owner, payload.instance_id)
         state = merge_patch(current._state, payload.state) if payload.merge else payload.state
-        if payload.merge and (n := size(state)) > self._limits.max_state_bytes:
+        n = None
+        if payload.merge:
+            known = self._sizes.get(payload.instance_id)
+            if known is None:
+                known = size(current._state)
+            n = merged_size(current._state, known, payload.state)
+        if n is not None and n > self._limits.max_state_bytes:
             raise ProtocolError(
                 "too_large",
                 "H7",
@@ -227,10 +271,15 @@ class Surfaces(Mapping[str, SurfaceInstance]):
             current._generation,
             state,
         )
+        if n is None:  # a replacing patch: measured if a merge comes
+            self._sizes.pop(payload.instance_id, None)
+        else:
+            self._sizes[payload.instance_id] = n
         self._instances[payload.instance_id] = instance
         self._remember(instance)
         if self._watchers:
-            self._watchers.notify(SurfaceChange("patch", instance))
+            merged = payload.state if payload.merge else None
+            self._watchers.notify(SurfaceChange("patch", instance, None, merged))
         return instance
 
     def close(self, owner: str | None, payload: UiClosePayload) -> SurfaceInstance:
@@ -247,6 +296,7 @@ class Surfaces(Mapping[str, SurfaceInstance]):
         else:
             current = self._existing(owner, payload.instance_id)
         del self._instances[payload.instance_id]
+        self._sizes.pop(payload.instance_id, None)
         if self._watchers:
             self._watchers.notify(SurfaceChange("close", current, payload.reason))
         return current

@@ -1,12 +1,13 @@
 """The Host's view in a notebook: an anywidget that mirrors the host's surfaces to the browser.
 
 The only module that imports anywidget, ipywidgets or traitlets. The kernel holds the truth:
-the synced ``surfaces`` trait carries every open surface (bundle and state as of its last
-open or close) so a reloaded page or a second view can rebuild itself; live state travels as
-custom messages, coalesced in the kernel so a burst of patches sends one message per surface
-per tick instead of tripping the server's rate limiter (measured: thousands of rapid messages
-were dropped, leaving a stale frame). Every state message carries the full state and its
-revision, so a surface never ends on a stale state even when messages are skipped.
+the synced ``surfaces`` and ``components`` traits carry the whole picture (every open surface
+with its bundle and current state, every component) so a reloaded page, a second view or a
+saved notebook can rebuild itself; they are edited in place and never re-sent, and each change
+travels alone as a custom message (_view_feed.py), coalesced in the kernel so a burst of
+patches sends one message per tick instead of tripping the server's rate limiter (measured:
+thousands of rapid messages were dropped, leaving a stale frame). Messages are numbered: a
+view that misses one asks for the whole picture again.
 """
 
 from __future__ import annotations
@@ -31,11 +32,10 @@ from . import _static as static
 from . import _view_messages as view_messages
 from ._apps import shipped_apps
 from ._bus import Record
-from ._components import ComponentChange
 from ._errors import UsageError
 from ._pending import Pending
 from ._remote import HostThread
-from ._surfaces import SurfaceChange, SurfaceInstance
+from ._view_feed import ViewFeed
 
 if TYPE_CHECKING:
     from ._apps import AppCenter
@@ -60,21 +60,6 @@ export default { render({ el }) {
     + "in the lineup-jupyter checkout, then restart the kernel.";
 } };
 """
-
-
-def _spec(instance: SurfaceInstance) -> dict[str, Any]:
-    app = instance.app
-    return {
-        "instance_id": instance.instance_id,
-        "owner": instance.owner,
-        "generation": instance.generation,
-        "revision": instance.revision,
-        "app": {"id": app.id, "version": app.version, "name": app.name},
-        "html": app.html,
-        "css": app.css,
-        "js": app.js,
-        "state": instance._state,
-    }
 
 
 def _with_static(bundle: Any, text: str, html: str) -> Any:
@@ -107,16 +92,19 @@ class HostWidget(anywidget.AnyWidget):
         if not BUNDLE.exists():
             logger.warning("[lineup] %s is missing: the front end was not built", BUNDLE)
         self._host = host
-        self._pending: dict[str, SurfaceInstance] = {}
-        self._flush_scheduled = False
-        self._list_changed = False
         self.config = config
-        self.surfaces = self._specs()
-        host.watch_surfaces(self._on_change)
-        self._components_flush: asyncio.TimerHandle | None = None
-        self._components_sent = 0.0
-        self.components = self._component_views()
-        host.watch_components(self._on_component_change)
+        # The lists are the traits' own: the feed edits them in place (see _view_feed.py).
+        self.surfaces = []
+        self.components = []
+        self._feed = ViewFeed(
+            lambda content: self.send(content),  # looked up on each send: tests replace it
+            self.surfaces,
+            self.components,
+            interval=COMPONENTS_INTERVAL,
+        )
+        self._feed.start(list(host.surfaces.values()), host.components.values())
+        host.watch_surfaces(self._feed.on_surface)
+        host.watch_components(self._feed.on_component)
         # Connections change on transport threads; the trait is set on the kernel's thread.
         self._host_thread = HostThread()
         self._refresh_agents()
@@ -124,55 +112,19 @@ class HostWidget(anywidget.AnyWidget):
         self._refresh_problems()
         host.problems.watch(lambda: self._host_thread.call(self._refresh_problems))
         self.on_msg(self._on_message)
-        # Consent cards (js/prompts.js): every change of the waiting calls goes to every view
+        # Consent cards (js/prompts.js): each change of the waiting calls goes to every view
         # as a message, never a synced trait (_consent.py says why).
         consent = host._broker.views
-        consent.watch(lambda: self.send({"kind": "consent", **consent.state()}))
+        consent.watch(lambda: self._send_consent(consent.update()))
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return _with_static(super()._repr_mimebundle_(**kwargs), *static.host_static(self._host))
 
     # ---- kernel -> browser ---------------------------------------------------------
 
-    def _specs(self) -> list[dict[str, Any]]:
-        """Every open surface with its bundle and current state, as a view rebuilds from it."""
-        return [_spec(s) for s in self._host.surfaces.values()]
-
-    def _on_change(self, change: SurfaceChange) -> None:
-        if change.kind == "patch":
-            self._pending[change.instance.instance_id] = change.instance
-        else:  # open, replace, close: the list of frames changes (the list carries the state)
-            self._pending.pop(change.instance.instance_id, None)
-            self._list_changed = True
-        self._schedule_flush()
-
-    def _schedule_flush(self) -> None:
-        if self._flush_scheduled:
-            return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # no event loop (a script, a test): send now
-            self._flush()
-            return
-        self._flush_scheduled = True
-        loop.call_soon(self._flush)  # after the cell's current burst of patches
-
-    def _flush(self) -> None:
-        self._flush_scheduled = False
-        if self._list_changed:  # once per tick, so opening n surfaces costs O(n), not O(n²)
-            self._list_changed = False
-            self.surfaces = self._specs()
-        pending, self._pending = self._pending, {}
-        for instance in pending.values():
-            self.send(
-                {
-                    "kind": "state",
-                    "instance_id": instance.instance_id,
-                    "generation": instance.generation,
-                    "revision": instance.revision,
-                    "state": instance._state,
-                }
-            )
+    def _send_consent(self, message: dict[str, Any] | None) -> None:
+        if message is not None:
+            self.send(message)
 
     def _on_connection_change(self) -> None:
         self._host_thread.call(self._refresh_agents)
@@ -204,31 +156,6 @@ class HostWidget(anywidget.AnyWidget):
         # Bounded: the host keeps the newest few (PROBLEMS_KEPT), each traceback cut.
         self.problems = [problem.to_view() for problem in self._host.problems]
 
-    def _component_views(self) -> list[dict[str, Any]]:
-        return [component.to_view() for component in self._host.components.values()]
-
-    def _on_component_change(self, _change: ComponentChange) -> None:
-        """The list goes out at most every COMPONENTS_INTERVAL seconds, always ending on the
-        latest: a progress bar updated in a tight loop must neither trip the server's rate
-        limiter (which drops messages, leaving a stale bar) nor cost a message per update."""
-        if self._components_flush is not None:
-            return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # no event loop (a script, a test): send now
-            self._flush_components()
-            return
-        wait = self._components_sent + COMPONENTS_INTERVAL - loop.time()
-        self._components_flush = loop.call_later(max(0.0, wait), self._flush_components)
-
-    def _flush_components(self) -> None:
-        if self._components_flush is not None:  # also when the timer itself runs: a no-op
-            self._components_flush.cancel()
-            self._components_flush = None
-        with contextlib.suppress(RuntimeError):  # no event loop: nothing to pace
-            self._components_sent = asyncio.get_running_loop().time()
-        self.components = self._component_views()
-
     # ---- browser -> kernel ---------------------------------------------------------
 
     def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
@@ -239,8 +166,7 @@ class HostWidget(anywidget.AnyWidget):
         kind = content["kind"]
         instance_id = content.get("instance_id")
         if kind == "sync":
-            self._flush()  # the view is told in order: list first, then any newer state
-            self.send({"kind": "snapshot", "surfaces": self._specs()})
+            self.send(self._feed.snapshot())
         elif kind == "event" and isinstance(instance_id, str):
             self._host.surface_message(instance_id, content.get("message"))
         elif kind == "events":
@@ -259,7 +185,7 @@ class HostWidget(anywidget.AnyWidget):
             component_id = content["component_id"]
             error = self._host.answer(component_id, content["status"], content.get("value"))
             if error is not None:  # the view shows why, and the question stays open
-                self._flush_components()
+                self._feed.flush_components()
                 self.send(
                     {
                         "kind": "answer_refused",
@@ -417,7 +343,7 @@ class InspectorWidget(anywidget.AnyWidget):
             self._flushed = asyncio.get_running_loop().time()
         with self._sending:  # without a loop, records may come on several threads at once
             history = self._host.history
-            new = [r for r in history if r.seq > self._sent_seq]
+            new = history.since(self._sent_seq)  # not a scan of the whole history
             if not new:
                 return
             after, self._sent_seq = self._sent_seq, new[-1].seq

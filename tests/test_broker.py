@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
+import json
 import sqlite3
 import threading
 from datetime import datetime, timedelta, timezone
@@ -740,16 +741,45 @@ def test_the_widget_relays_consent_both_ways(host: Host, runs: list[dict[str, An
     widget = host.widget
     widget.sent = []
     widget.send = lambda content, buffers=None: widget.sent.append(content)
+    widget._on_message(widget, {"kind": "consent_sync"}, [])
+    assert widget.sent[-1] == {
+        "kind": "consent",
+        "seq": 1,
+        "pending": [],
+        "remembered": [],
+        "recent": [],
+    }
     host.receive(call("c1", "demo.confirm"))
-    assert widget.sent[-1]["kind"] == "consent" and widget.sent[-1]["pending"][0]["call_id"] == "c1"
+    assert widget.sent[-1]["kind"] == "consent_delta" and widget.sent[-1]["seq"] == 2
+    assert [spec["call_id"] for spec in widget.sent[-1]["added"]] == ["c1"]
+    before = len(widget.sent)
     widget._on_message(
         widget,
         {"kind": "consent_decide", "call_id": "c1", "decision": "allow", "remember": True},
         [],
     )
-    assert widget.sent[-1]["pending"] == [] and widget.sent[-1]["remembered"] == ["demo.confirm"]
+    changes = widget.sent[before:]
+    assert [key for change in changes for key in change["removed"]] == ["c1"]
+    assert [change["seq"] for change in changes] == list(range(3, 3 + len(changes)))
+    assert [c["remembered"] for c in changes if "remembered" in c] == [["demo.confirm"]]
     widget._on_message(widget, {"kind": "consent_revoke", "capability": "demo.confirm"}, [])
-    assert widget.sent[-1]["remembered"] == []
+    assert widget.sent[-1]["remembered"] == [] and "recent" not in widget.sent[-1]
+    widget._on_message(widget, {"kind": "consent_sync"}, [])  # a view (re)drawn: everything
+    assert widget.sent[-1]["kind"] == "consent" and widget.sent[-1]["recent"][0]["call_id"] == "c1"
+
+
+def test_a_waiting_card_is_sent_alone_however_many_wait(
+    host: Host, runs: list[dict[str, Any]]
+) -> None:
+    """The 200th waiting card costs what the first did: a consent change goes alone."""
+    widget = host.widget
+    sizes: list[int] = []
+    widget.send = lambda content, buffers=None: sizes.append(len(json.dumps(content)))
+    widget._on_message(widget, {"kind": "consent_sync"}, [])
+    for n in range(1, 201):
+        host.receive(call(f"c{n:03}", "demo.confirm"))
+    assert len(host.pending_calls) == 200
+    assert sizes[-1] <= 1.1 * sizes[1]
 
 
 def test_c3_h26_revoking_or_denying_ends_the_calls_that_wait(

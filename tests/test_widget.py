@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -17,7 +18,8 @@ from .conftest import Recorder
 def widget(host: Host) -> Any:
     widget = host.widget
     widget.sent = []
-    widget.send = lambda content, buffers=None: widget.sent.append(content)
+    # As the wire has it when it is sent: later changes to the kernel's lists do not show.
+    widget.send = lambda content, buffers=None: widget.sent.append(json.loads(json.dumps(content)))
     return widget
 
 
@@ -43,23 +45,31 @@ def test_the_trait_lists_every_open_surface_with_bundle_and_state(host: Host, wi
     assert widget.surfaces == []
 
 
-def test_patches_travel_as_messages_with_the_full_state_and_revision(
+def test_patches_travel_as_the_change_with_the_revision_it_applies_to(
     host: Host, widget: Any
 ) -> None:
-    """U4, H6: outside an event loop each patch is sent at once."""
+    """U4, H6: outside an event loop each change is sent at once, alone: a merge patch as the
+    patch and its base revision, and the trait (edited in place, never re-sent) holds the
+    latest state for a reload or a saved notebook."""
     agent = host.connect_agent("a")
     agent.open("w", html="<p>", state={"a": 1})
     agent.patch("w", {"b": 2}, merge=True)
-    assert widget.sent == [
+    agent.patch("w", {"c": 3})
+    assert [message["seq"] for message in widget.sent] == [1, 2, 3]
+    assert widget.sent[1]["ops"] == [
         {
-            "kind": "state",
+            "op": "patch",
             "instance_id": "w",
             "generation": 1,
+            "base": 1,
             "revision": 2,
-            "state": {"a": 1, "b": 2},
+            "patches": [{"b": 2}],
         }
     ]
-    assert widget.surfaces[0]["state"] == {"a": 1}  # the trait is not rewritten per patch
+    assert widget.sent[2]["ops"] == [
+        {"op": "state", "instance_id": "w", "generation": 1, "revision": 3, "state": {"c": 3}}
+    ]
+    assert widget.surfaces[0]["state"] == {"c": 3} and widget.surfaces[0]["revision"] == 3
 
 
 def test_a_burst_of_patches_in_one_tick_sends_one_message(host: Host, widget: Any) -> None:
@@ -74,13 +84,19 @@ def test_a_burst_of_patches_in_one_tick_sends_one_message(host: Host, widget: An
         await asyncio.sleep(0)
 
     asyncio.run(burst())
-    assert widget.sent == [
+    assert widget.sent[1:] == [
         {
-            "kind": "state",
-            "instance_id": "w",
-            "generation": 1,
-            "revision": 10001,
-            "state": {"n": 10000},
+            "kind": "feed",
+            "seq": 2,
+            "ops": [
+                {
+                    "op": "state",
+                    "instance_id": "w",
+                    "generation": 1,
+                    "revision": 10001,
+                    "state": {"n": 10000},
+                }
+            ],
         }
     ]
 
@@ -91,7 +107,7 @@ def test_sync_answers_with_a_snapshot(host: Host, widget: Any) -> None:
     agent.patch("w", {"n": 5})
     widget._on_message(widget, {"kind": "sync"}, [])
     snapshot = widget.sent[-1]
-    assert snapshot["kind"] == "snapshot"
+    assert snapshot["kind"] == "snapshot" and snapshot["seq"] == 2
     assert [(s["instance_id"], s["revision"], s["state"]) for s in snapshot["surfaces"]] == [
         ("w", 2, {"n": 5})
     ]

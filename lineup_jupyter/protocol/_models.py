@@ -44,6 +44,8 @@ __all__ = [
     "ClientInventory",
     "ComponentAnswer",
     "ComponentAnswerPayload",
+    "ComponentAppend",
+    "ComponentAppendPayload",
     "ComponentRemove",
     "ComponentRemovePayload",
     "ComponentShow",
@@ -541,6 +543,13 @@ class ComponentRemovePayload(WireModel):
     component_id: Id = _rule("H12")
 
 
+class ComponentAppendPayload(WireModel):
+    """More text for a shown markdown or text component (a streamed answer, H45)."""
+
+    component_id: Id = _rule("H45")
+    text: Annotated[str, Field(min_length=1, max_length=r.MAX_COMPONENT_TEXT)] = _rule("H45")
+
+
 AnswerValue = Union[
     Annotated[list[Id], Field(max_length=r.MAX_CHOICE_OPTIONS)],
     StrictBool,
@@ -635,6 +644,11 @@ class ComponentRemove(_Envelope):
     payload: ComponentRemovePayload = _rule("H12")
 
 
+class ComponentAppend(_Envelope):
+    type: Literal["lineup.v1.component.append"] = _rule("M2")
+    payload: ComponentAppendPayload = _rule("H45")
+
+
 class ComponentAnswer(_Envelope):
     type: Literal["lineup.v1.component.answer"] = _rule("M2")
     payload: ComponentAnswerPayload = _rule("H14")
@@ -653,6 +667,7 @@ Envelope = Annotated[
         Annotated[ErrorEnvelope, Tag("lineup.v1.error")],
         Annotated[ComponentShow, Tag("lineup.v1.component.show")],
         Annotated[ComponentRemove, Tag("lineup.v1.component.remove")],
+        Annotated[ComponentAppend, Tag("lineup.v1.component.append")],
         Annotated[ComponentAnswer, Tag("lineup.v1.component.answer")],
     ],
     Discriminator(lambda value: _envelope_type(value)),
@@ -673,6 +688,7 @@ ENVELOPE_CLASSES: dict[str, type[_Envelope]] = {
         ErrorEnvelope,
         ComponentShow,
         ComponentRemove,
+        ComponentAppend,
         ComponentAnswer,
     )
 }

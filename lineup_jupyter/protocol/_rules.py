@@ -65,6 +65,7 @@ AGENT_TO_CLIENT: Final = (
     "app.call",
     "component.show",
     "component.remove",
+    "component.append",
 )
 CLIENT_TO_AGENT: Final = (
     "ui.event",
@@ -156,7 +157,8 @@ RULES: Final = {
     "M2": "The type is one of the lineup.v1 message types and travels in its own direction: "
     "ui.open, ui.patch, ui.close and app.call go from agent to client; ui.event, "
     "client.inventory, app.list and app.result from client to agent (this host adds "
-    "component.show and component.remove to the client, component.answer to the agent: H12).",
+    "component.show, component.remove and component.append to the client, component.answer "
+    "to the agent: H12, H45).",
     "M3": "An unknown ui.* or app.* type is answered 'unsupported' and never executed.",
     "U1": "instance_id matches [A-Za-z0-9._:-]{1,128} and is unique in its conversation; "
     "ui.open with an existing id replaces that instance.",
@@ -228,6 +230,9 @@ RULES: Final = {
     "its constraints, or 'cancelled'.",
     "H15": "Markdown is rendered by the host (CommonMark, no raw HTML, tables, strikethrough) "
     "and sanitized to an allowlist: links only http, https or mailto, images only data: URLs.",
+    "H45": "component.append {component_id, text} adds text to the end of a shown markdown "
+    "or text component; only the agent that showed it may, and the whole stays within the "
+    "component's limit.",
     "H37": "In strict mode an inline bundle opens only if its H4 digest is on the host's "
     "allowlist or app.signature {key_id, value} is an Ed25519 signature by a trusted key over "
     "'lineup-bundle-signature-v1\\n' + digest; a signature by a trusted key that does not "
