@@ -256,6 +256,48 @@ export function surfaceBridge(config) {
   });
   Object.defineProperty(win, "LineUpSurface", { value: api, writable: false, configurable: false });
 
+  // What the bundle gets wrong is shown in the notebook, next to the surface (issue 15), not
+  // only in devtools: uncaught errors, rejected promises, and its own console.error and
+  // console.warn, as text cut to 500 characters (a stack to 4000), at most 10 in a burst
+  // then one a second. A bundle can undo this in its realm: it is a diagnosis, not a guard.
+  let problemTokens = 10;
+  let problemAt = performance.now();
+  const describe = (/** @type {unknown} */ value) => {
+    try {
+      if (value instanceof Error) return `${value.name}: ${value.message}`;
+      return typeof value === "string" ? value : JSON.stringify(value) ?? String(value);
+    } catch {
+      return String(value);
+    }
+  };
+  const report = (/** @type {string} */ level, /** @type {string} */ text, /** @type {unknown} */ stack) => {
+    const now = performance.now();
+    problemTokens = Math.min(10, problemTokens + (now - problemAt) / 1000);
+    problemAt = now;
+    if (problemTokens < 1) return;
+    problemTokens -= 1;
+    post({
+      namespace: NS,
+      type: "problem",
+      level,
+      text: String(text).slice(0, 500),
+      stack: typeof stack === "string" ? stack.slice(0, 4000) : "",
+    });
+  };
+  window.addEventListener("error", (event) => {
+    report("error", event.message || describe(event.error), event.error?.stack);
+  });
+  window.addEventListener("unhandledrejection", (event) => {
+    report("rejection", describe(event.reason), event.reason?.stack);
+  });
+  for (const level of /** @type {const} */ (["error", "warn"])) {
+    const original = console[level];
+    console[level] = (/** @type {unknown[]} */ ...args) => {
+      report(`console.${level}`, args.map(describe).join(" "), undefined);
+      return original.apply(console, args);
+    };
+  }
+
   // Tell the host what the CSP blocked, so the agent's author can see why something failed.
   document.addEventListener("securitypolicyviolation", (event) => {
     post({

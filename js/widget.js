@@ -426,6 +426,20 @@ function render({ model, el, signal }) {
     notice(entry, kind, { code: "unsupported", rule: "H21", message: BLOCKED[kind] });
   }
 
+  /**
+   * A surface's script problem, to the kernel (host.problems), as text and bounded.
+   * @param {Entry} entry @param {{ level?: unknown, text?: unknown, stack?: unknown }} report
+   */
+  function surfaceProblem(entry, report) {
+    sendWhenConnected({
+      kind: "surface_problem",
+      instance_id: entry.spec.instance_id,
+      level: String(report.level).slice(0, 32),
+      text: String(report.text).slice(0, 500),
+      stack: typeof report.stack === "string" ? report.stack.slice(0, 4000) : "",
+    });
+  }
+
   /** @param {MessageEvent} event */
   function onMessage(event) {
     const entry = entryOf(event.source);
@@ -471,7 +485,14 @@ function render({ model, el, signal }) {
     } else if (message.type === "blocked") {
       blocked(entry, message.what);
     } else if (message.type === "silent") {
-      if (!entry.ready) notice(entry, "silent", { code: "invalid", rule: "U4", message: SILENT });
+      if (entry.ready) return;
+      notice(entry, "silent", { code: "invalid", rule: "U4", message: SILENT });
+      surfaceProblem(entry, { level: "silent", text: SILENT });
+    } else if (message.type === "problem") {
+      // The bridge's report of the bundle's own error (issue 15): shown in the host view
+      // and host.problems, within the surface's rate like an event.
+      if (!entry.rate.take()) tooMany(entry);
+      else surfaceProblem(entry, message);
     } else if (message.type === "csp") {
       const now = performance.now();
       if (now - entry.lastCspReport > 1000) {

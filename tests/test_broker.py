@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import hashlib
 import json
 import sqlite3
@@ -771,7 +772,9 @@ def test_the_widget_relays_consent_both_ways(host: Host, runs: list[dict[str, An
 def test_a_waiting_card_is_sent_alone_however_many_wait(
     host: Host, runs: list[dict[str, Any]]
 ) -> None:
-    """The 200th waiting card costs what the first did: a consent change goes alone."""
+    """The 200th waiting card costs what the first did: a consent change goes alone (with
+    the H44 bound on waiting calls raised to 200 for it)."""
+    host.limits = dataclasses.replace(host.limits, max_waiting_calls=200)
     widget = host.widget
     sizes: list[int] = []
     widget.send = lambda content, buffers=None: sizes.append(len(json.dumps(content)))

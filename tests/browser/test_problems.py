@@ -67,3 +67,42 @@ def test_an_async_handler_asks_the_user_and_goes_on(open_notebook: OpenNotebook)
     question.get_by_role("button", name="Submit").click()
     expect(component(page, "said")).to_contain_text("You chose blue")
     expect(page.locator(".lineup-host .lineup-handler-problem")).to_have_count(0)
+
+
+BROKEN = """\
+import tempfile
+from lineup_jupyter import Host
+
+host = Host(conversation_id="conv_01", data_dir=tempfile.mkdtemp())
+agent = host.connect_agent("agent_demo")
+agent.open("throws.1", html="<p>on state</p>",
+           js="LineUpSurface.onState((s) => { if (s.n > 0) throw new TypeError('no n here'); });"
+              "Promise.reject(new RangeError('lost promise'));"
+              "console.warn('careful', {n: 1});", state={"n": 0})
+agent.open("syntax.1", html="<p>never runs</p>", js="let = = 1;", state={})
+host
+"""
+
+
+def test_a_surfaces_own_errors_are_shown_next_to_it(open_notebook: OpenNotebook) -> None:
+    """Issue 15: an exception in onState, an unhandled rejection, console.warn and a bundle
+    that does not parse reach the host view and host.problems, as text."""
+    notebook = open_notebook([BROKEN])
+    page = notebook.page
+    notebook.round_trip()
+    notebook.run_cell("agent.patch('throws.1', {'n': 1})")
+    throws = page.locator('.lineup-host .lineup-surface[data-instance-id="throws.1"]')
+    titles = throws.locator(".lineup-handler-problem summary")
+    expect(titles.filter(has_text="(rejection)")).to_contain_text("RangeError: lost promise")
+    expect(titles.filter(has_text="(console.warn)")).to_contain_text('careful {"n":1}')
+    # the bridge catches onState's exception and says so with console.error
+    expect(titles.filter(has_text="(console.error)")).to_contain_text("TypeError: no n here")
+    syntax = page.locator('.lineup-host .lineup-surface[data-instance-id="syntax.1"]')
+    expect(syntax.locator(".lineup-handler-problem summary")).to_contain_text("(silent)")
+    shown = notebook.run_cell(
+        "print(sorted({(p.instance_id, p.where.split(' (')[1]) for p in host.problems}))"
+    )
+    assert shown.strip() == (
+        "[('syntax.1', 'silent)'), ('throws.1', 'console.error)'), ('throws.1', "
+        "'console.warn)'), ('throws.1', 'rejection)')]"
+    )
