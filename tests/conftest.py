@@ -91,3 +91,13 @@ def host() -> Host:
 @pytest.fixture
 def sent(host: Host) -> Recorder:
     return Recorder(host)
+
+
+@pytest.fixture
+def fed(host: Host) -> Any:
+    """The host's widget with its comm replaced by ``widget.sent``: each message as a view
+    gets it (a JSON round trip, so no Python object is shared with the kernel)."""
+    widget = host.widget
+    widget.sent = []
+    widget.send = lambda content, buffers=None: widget.sent.append(json.loads(json.dumps(content)))
+    return widget

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -13,14 +12,11 @@ from .conftest import golden
 
 
 @pytest.fixture
-def widget(host: Host) -> Any:
-    widget = host.widget
-    widget.sent = []
-    widget.send = lambda content, buffers=None: widget.sent.append(json.loads(json.dumps(content)))
-    return widget
+def widget(fed: Any) -> Any:
+    return fed
 
 
-def test_h44_a_stream_grows_a_markdown_component_one_write_at_a_time(
+def test_h45_a_stream_grows_a_markdown_component_one_write_at_a_time(
     host: Host, widget: Any
 ) -> None:
     """Each write reaches the view as the new end of the HTML, and the component ends as the
@@ -41,7 +37,7 @@ def test_h44_a_stream_grows_a_markdown_component_one_write_at_a_time(
     assert [e["payload"]["text"] for e in appended] == tokens  # each costs its own text
 
 
-def test_h44_a_text_stream_appends_verbatim(host: Host, widget: Any) -> None:
+def test_h45_a_text_stream_appends_verbatim(host: Host, widget: Any) -> None:
     agent = host.connect_agent("a")
     with agent.stream("log", kind="text", text="$ run\n") as stream:
         stream.write("<b>ok</b>\n")
@@ -57,7 +53,7 @@ def test_h44_a_text_stream_appends_verbatim(host: Host, widget: Any) -> None:
     }
 
 
-def test_h44_only_the_owner_appends_only_to_markdown_or_text_within_the_limit(
+def test_h45_only_the_owner_appends_only_to_markdown_or_text_within_the_limit(
     host: Host,
 ) -> None:
     """Each refusal names its rule and path and changes nothing (H3)."""
@@ -81,7 +77,7 @@ def test_h44_only_the_owner_appends_only_to_markdown_or_text_within_the_limit(
     assert (caught.value.code, caught.value.rule) == ("invalid", "H45")
 
 
-def test_h44_the_golden_append_plays_through_a_host(host: Host) -> None:
+def test_h45_the_golden_append_plays_through_a_host(host: Host) -> None:
     show = golden("component-show-markdown.json")
     assert host.receive(show) is None
     assert host.receive(golden("component-append.json")) is None
@@ -94,7 +90,7 @@ def test_h44_the_golden_append_plays_through_a_host(host: Host) -> None:
     assert component.html == render_markdown(component.spec.markdown)
 
 
-def test_h44_a_stream_is_markdown_or_text() -> None:
+def test_h45_a_stream_is_markdown_or_text() -> None:
     host = Host(conversation_id="conv_01")
     with pytest.raises(UsageError, match="markdown or text"):
         host.connect_agent("a").stream(kind="status")

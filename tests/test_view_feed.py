@@ -18,11 +18,8 @@ from lineup_jupyter.protocol import size
 
 
 @pytest.fixture
-def widget(host: Host) -> Any:
-    widget = host.widget
-    widget.sent = []
-    widget.send = lambda content, buffers=None: widget.sent.append(json.loads(json.dumps(content)))
-    return widget
+def widget(fed: Any) -> Any:
+    return fed
 
 
 def ops(widget: Any) -> list[dict[str, Any]]:

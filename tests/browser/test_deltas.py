@@ -89,7 +89,7 @@ def test_h6_a_merge_patch_arrives_as_the_change_and_a_gap_makes_the_view_resync(
     assert kinds[-1] == "snapshot" and kinds.count("snapshot") == 2  # mount, then the gap
 
 
-def test_h44_a_streamed_answer_renders_as_the_whole_text_and_survives_a_reload(
+def test_h45_a_streamed_answer_renders_as_the_whole_text_and_survives_a_reload(
     open_notebook: OpenNotebook,
 ) -> None:
     notebook = start(open_notebook)
