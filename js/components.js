@@ -49,6 +49,7 @@ export const COMPONENT_STYLE = `
 .lineup-question input[type="text"], .lineup-question input[type="number"] { width: 100%; max-width: 480px; box-sizing: border-box; }
 .lineup-problem { color: var(--jp-error-color1, #d32f2f); font-size: 12px; min-height: 1em; }
 .lineup-outcome { font-size: 12px; color: var(--jp-ui-font-color2, #666); }
+.lineup-component[data-owner]::after { content: attr(data-owner); display: block; text-align: right; font-size: 11px; color: var(--jp-ui-font-color2, #666); }
 `;
 
 /** @type {Set<string>} */
@@ -221,6 +222,8 @@ export function mountComponents({ model, container, send }) {
 function draw(view, answer) {
   const card = element("div", `lineup-component lineup-kind-${view.kind}`);
   card.dataset.componentId = view.component_id;
+  // Which agent said it, drawn by CSS from the attribute (text, never markup).
+  if (typeof view.owner === "string") card.dataset.owner = `agent ${view.owner}`;
   switch (view.kind) {
     case "markdown": {
       const body = element("div", "lineup-markdown");

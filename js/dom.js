@@ -32,3 +32,5 @@ export function button(className, text) {
 export const STYLED = "jp-mod-styled";
 /** The button that says yes (Submit, Confirm, Allow): JupyterLab's accent. */
 export const ACCEPT = "jp-mod-styled jp-mod-accept";
+/** The button that says no (Deny). */
+export const REJECT = "jp-mod-styled jp-mod-reject";

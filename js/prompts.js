@@ -12,7 +12,7 @@
 // run inside the Allow click's own handler, before anything is awaited (H21); what the browser
 // did goes to the kernel as `outcome`, which the kernel checks.
 
-import { button, element } from "./dom.js";
+import { ACCEPT, REJECT, button, element } from "./dom.js";
 import { clip, describeUrl, fieldOrder, hasHidden, KEY_FIELDS, visible } from "./honest_text.js";
 
 /**
@@ -355,8 +355,10 @@ export function mountPrompts({ model, root, send, signal }) {
       card.append(label);
     }
     const actions = element("div", "lineup-prompt-actions");
-    const allow = button("lineup-allow", "Allow");
-    const deny = button("lineup-deny", "Deny");
+    // JupyterLab's own accept and reject styles: the host's Allow never looks like a button
+    // a surface drew inside its frame.
+    const allow = button(`lineup-allow ${ACCEPT}`, "Allow");
+    const deny = button(`lineup-deny ${REJECT}`, "Deny");
     const dismiss = button("lineup-dismiss", "Close");
     dismiss.title = "Close this request without deciding (the agent hears: cancelled)";
     actions.append(allow, deny, dismiss);

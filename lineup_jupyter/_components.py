@@ -74,6 +74,7 @@ class Component:
         """What a view draws: the spec, the sanitized HTML, the answer once there is one."""
         view = self.spec.model_dump(mode="json", exclude_none=True)
         view.pop("markdown", None)  # the view gets only the sanitized HTML (S6)
+        view["owner"] = self.owner  # which agent said it, shown with it
         if self.renderer is not None:
             view["html"] = self.renderer.html
         if self.answer is not None:
