@@ -187,11 +187,12 @@ function render({ model, el, signal }) {
       tableRow(
         [call.call_id, call.capability ?? "?", call.agent ?? "?",
           call.refused ? `${call.status}: refused, ${call.refused.rule} ${call.refused.path}` : call.status,
-          call.requested ? clock(call.requested) : "", call.answered ? clock(call.answered) : ""],
+          call.requested ? clock(call.requested) : "", call.answered ? clock(call.answered) : "",
+          call.decided_by ?? ""],
         call,
       ),
     );
-    body.replaceChildren(...table(["call", "capability", "agent", "status", "asked", "answered", ""], rows, "No capability call yet."));
+    body.replaceChildren(...table(["call", "capability", "agent", "status", "asked", "answered", "decided by", ""], rows, "No capability call yet."));
     count.textContent = plural(summary.calls.length, "call");
   };
 

@@ -295,6 +295,7 @@ class InspectorWidget(anywidget.AnyWidget):
         self._host = host
         self._sent_seq = 0  # the last record sent to the views
         self._summary = inspector.Summary(host.history.size)  # of the records sent
+        self._deciders: dict[str, str | None] = {}  # call_id -> decided_by, from the audit
         self._flush: asyncio.TimerHandle | None = None
         self._flushed = 0.0
         self._host_thread = HostThread()  # where the kernel's loop runs, if it does
@@ -315,11 +316,26 @@ class InspectorWidget(anywidget.AnyWidget):
             self._summary.add(whole)
             shown.append(inspector.preview(whole))
         summary = {
-            "calls": self._summary.calls(self._host.pending_calls),
+            "calls": [
+                self._with_decider(call) for call in self._summary.calls(self._host.pending_calls)
+            ],
             "inventories": self._summary.inventories(),
             "surfaces": inspector.surfaces(self._host.surfaces),
         }
         return shown, summary
+
+    def _with_decider(self, call: dict[str, Any]) -> dict[str, Any]:
+        """Who decided an answered call (the user, the policy, a remembered grant, expiry),
+        as the audit recorded it (C13): read once per call, then kept."""
+        call_id = call["call_id"]
+        if call.get("answered") is None:
+            return call
+        if call_id not in self._deciders:
+            rows = self._host.audit.query(call_id=call_id, limit=1)
+            self._deciders[call_id] = rows[0]["decided_by"] if len(rows) else None
+            if len(self._deciders) > 2 * self._host.history.size:  # as bounded as the summary
+                del self._deciders[next(iter(self._deciders))]
+        return {**call, "decided_by": self._deciders[call_id]}
 
     def _on_record(self, _record: Record) -> None:
         self._host_thread.call(self._schedule)  # added on another thread: sent from the kernel's

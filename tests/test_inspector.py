@@ -246,8 +246,10 @@ def test_widget_keeps_its_summary_up_to_date_one_record_at_a_time(host: Host) ->
     host.send_inventory()
     last = sent[-1][0]["summary"]
     whole = inspector.summarize(host.history)
+    deciders = [call.pop("decided_by") for call in last["calls"]]
     assert last["calls"] == whole.calls(host.pending_calls)
     assert [c["status"] for c in last["calls"]] == ["completed", "rejected"]
+    assert deciders == ["policy", "user"]  # C13: who decided, as the audit has it
     assert last["inventories"] == whole.inventories() and len(last["inventories"]) == 2
 
 
