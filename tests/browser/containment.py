@@ -18,7 +18,7 @@ from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, e
 
 from .canary import Canary
 from .hostile import KERNEL_SETUP, RUN_CODE, VICTIM, instance_of, prepare
-from .jupyter import JupyterServer, NotebookPage, output_text, write_notebook
+from .jupyter import UI, JupyterServer, NotebookPage, output_text, write_notebook
 
 REPO_JS = Path(__file__).resolve().parents[2] / "js"
 
@@ -210,8 +210,10 @@ def lab_session(
     canary: Canary,
     bundles: list[dict[str, Any]],
     name: str,
+    ui: UI = "lab",
 ) -> Iterator[Lab]:
-    """A module's session (a generator for a module-scoped fixture)."""
+    """A module's session (a generator for a module-scoped fixture), in JupyterLab or, with
+    ``ui="notebook"``, Notebook 7."""
     prepared = {
         b["id"]: prepare(
             b, canary_url=canary.url, canary_port=canary.http_port, stun_port=canary.udp_port
@@ -228,7 +230,7 @@ def lab_session(
     page = context.new_page()
     seen = Seen()
     watch(page, seen)
-    NotebookPage(page, jupyter, notebook, "lab").open().run_all()
+    NotebookPage(page, jupyter, notebook, ui).open().run_all()
     lab = Lab(page, notebook, canary, jupyter, seen, prepared)
     expect(lab.surface(VICTIM).locator("#b")).to_be_visible()
     page.evaluate(LONGTASKS)

