@@ -95,7 +95,8 @@ ATTACKS: dict[str, tuple[str, str]] = {
     ),
     "nested-frame": (
         "<p>nested</p>",
-        # The bridge removes nested frames with remove(): make that do nothing first.
+        # A frame's own script would take focus. With the surface CSP's one script hash (S3),
+        # no script runs in a nested frame at all, so nothing is stolen to stop: 0 keys.
         "Element.prototype.remove = function () {};"
         " const f = document.createElement('iframe'); f.srcdoc = " + json.dumps(NESTED) + ";"
         " f.onload = () => f.contentWindow.postMessage('go', '*'); document.body.append(f);",
@@ -168,10 +169,17 @@ def test_notebook_7_gives_the_keys_back_too(open_notebook: OpenNotebook) -> None
     assert_contained(notebook, cell, "retry-on-timer")
 
 
+# Attacks whose code the surface CSP keeps from running (docs/security.md): the keys stay in
+# the cell, and there is no theft for the page to catch.
+NEVER_RUNS = {"nested-frame"}
+
+
 def assert_contained(notebook: NotebookPage, cell: Locator, attack: str) -> None:
     events, errors = received(notebook)
     assert keys_of(events) == "", f"{attack}: the agent got keys {keys_of(events)!r}"
     assert cell_text(cell) == TYPED
+    if attack in NEVER_RUNS:  # stopped before it could move focus: nothing to report
+        return
     stolen = [e for e in errors if e["code"] == "focus_stolen"]
     assert stolen and stolen[0]["rule"] == "S2", f"{attack}: no focus_stolen error: {errors}"
     page = notebook.page

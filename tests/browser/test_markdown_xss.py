@@ -128,9 +128,10 @@ def vectors(path: Path) -> list[str]:
 
 SHOW_CORPORA = """\
 import json
-from lineup_jupyter import Host
+from lineup_jupyter import Host, Limits
 
-host = Host(conversation_id="conv_xss")
+# Every vector at once, past the default count of components (H44): a test's own choice.
+host = Host(conversation_id="conv_xss", limits=Limits(max_components=5000))
 agent = host.connect_agent("agent_xss")
 xss = json.load(open({xss!r}, encoding="utf-8"))
 markdown = json.load(open({markdown!r}, encoding="utf-8"))

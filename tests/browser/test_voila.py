@@ -15,6 +15,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from .jupyter import free_port, write_notebook
+from .test_consent import armed
 
 DEMO = """\
 import tempfile
@@ -113,6 +114,6 @@ def test_a_surface_its_click_a_question_and_a_consent_work_under_voila(
     question.get_by_label("yes").check()
     question.get_by_role("button", name="Submit").click()  # H14
     consent = page.locator('.lineup-host .lineup-prompt[data-call-id="rec"]')
-    consent.locator("button.lineup-allow").click()  # C10: nothing ran before Allow
+    armed(consent).locator("button.lineup-allow").click()  # C10: nothing ran before Allow
     said = page.locator('.lineup-host .lineup-component[data-component-id="said"]')
     expect(said).to_contain_text("Recorded: completed")

@@ -8,6 +8,7 @@ from __future__ import annotations
 from playwright.sync_api import expect
 
 from .conftest import OpenNotebook
+from .test_consent import armed
 
 SETUP = """\
 import tempfile
@@ -42,7 +43,7 @@ def test_an_awaited_call_points_to_its_card_and_says_how_it_ended(
     expect(card).not_to_be_in_viewport()
     line.get_by_role("button", name="Show").click()
     expect(card).to_be_in_viewport()
-    card.locator("button.lineup-allow").click()
+    armed(card).locator("button.lineup-allow").click()
     expect(line).to_contain_text("artifact.save ('save the report'): completed")
     expect(line.get_by_role("button", name="Show")).to_be_hidden()
     expect(page.locator(".jp-OutputArea-output", has_text="status=completed")).to_be_visible()
