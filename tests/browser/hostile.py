@@ -236,8 +236,9 @@ PAGE_SETUP = """() => {
   input.id = 'hostile-keys';
   marker.append(input);
   document.body.append(marker);
-  window.__hb = { last: performance.now(), maxGap: 0, gaps: [] };
+  window.__hb = { last: performance.now(), maxGap: 0, gaps: [], beats: 0 };
   setInterval(() => {
+    window.__hb.beats += 1;
     const now = performance.now();
     const gap = now - window.__hb.last;
     if (gap > 250) window.__hb.gaps.push([Math.round(now), Math.round(gap)]);

@@ -371,8 +371,8 @@ def test_a_card_that_appears_under_the_pointer_takes_no_click(
         page.keyboard.press("Enter")
         expect(first).to_have_count(0)
         x, y = allow["x"] + allow["width"] / 2, allow["y"] + allow["height"] / 2
-        under = "([x, y]) => document.elementFromPoint(x, y)?.className"
-        assert page.evaluate(under, [x, y]) == "lineup-shell"  # the user aims at the surface
+        under = "([x, y, name]) => document.elementFromPoint(x, y)?.classList.contains(name)"
+        assert page.evaluate(under, [x, y, "lineup-shell"])  # the user aims at the surface
         page.mouse.move(x, y)
         pages = len(context.pages)
 
@@ -390,7 +390,7 @@ def test_a_card_that_appears_under_the_pointer_takes_no_click(
         page.mouse.up()
         print(f"the click landed {page.evaluate('window.__down') - shown:.0f} ms after the card")
         card = prompt(page, "u2")
-        assert page.evaluate(under, [x, y]) == "lineup-allow"  # the click landed on Allow
+        assert page.evaluate(under, [x, y, "lineup-allow"])  # the click landed on Allow
         expect(card.locator(".lineup-prompt-note")).to_contain_text("click again")
         notebook.round_trip()
         results = json.loads(notebook.execute("print(json.dumps(results))"))

