@@ -19,7 +19,8 @@ from ._calls import CallHandle, CallResult
 from ._errors import ProtocolError, UsageError
 from ._identity import KERNEL
 from ._pending import Pending
-from ._problems import loop_here, run_handler
+from ._problems import run_handler
+from ._threads import running_loop
 from ._tools import Model, ToolStyle, run_tool, tool_definitions, tool_loop
 from ._trust import SigningKey
 from .protocol import bundle_integrity, rules
@@ -133,7 +134,7 @@ class Agent:
         # Where an async handler runs when an event arrives on a thread with no loop of its
         # own (an agent outside the kernel delivers on its reader thread): the loop this agent
         # was made on, a notebook's kernel loop.
-        self._home_loop = loop_here()
+        self._home_loop = running_loop()
         self.inventory: dict[str, Any] | None = None
         self._inventory_handlers: list[Callable[[dict[str, Any]], Any]] = []
         self._questions: dict[str, Question] = {}

@@ -15,9 +15,7 @@ prompt or run (C12, H22). Every answer and every grant change is written to the 
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import threading
 from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -28,6 +26,7 @@ from ._capabilities import Capabilities, Capability, Policy
 from ._consent import ConsentViews
 from ._errors import CapabilityError, ProtocolError, UsageError
 from ._schemas import first_problem
+from ._threads import Timer, call_later
 from .protocol import AppCall, rules
 from .protocol._json import check_value, dumps, loads, member_path
 
@@ -39,7 +38,6 @@ __all__ = ["Broker", "PendingCall"]
 logger = logging.getLogger("lineup_jupyter")
 
 Decision = Literal["allow", "deny", "cancel"]
-_LONGEST_TIMER = 86_400.0  # seconds one expiry timer waits before it looks again
 _RECENT = 5  # decided calls a view lists, so a second view sees what the first one decided
 
 
@@ -65,7 +63,7 @@ class PendingCall:
     # One answer per app.call message that carried this call_id (C12: a repeat that arrives
     # while the first waits is answered with it, H22).
     answers_owed: list[str] = field(default_factory=list)
-    _timer: Any = field(default=None, repr=False)
+    _timer: Timer | None = field(default=None, repr=False)
 
     def spec(self, now: datetime) -> dict[str, Any]:
         """What a view draws: everything but the handler, and the time left (not a clock
@@ -328,19 +326,10 @@ class Broker:
             self._expire(call_id, now)
         return due
 
-    def _schedule_expiry(self, call: PendingCall, delay: float) -> Any:
-        # In a kernel the cell runs on the event loop's thread: a loop timer needs no thread.
-        # Elsewhere (a script, a test, a comm handler on a subshell thread) a daemon timer.
-        # At most a day at a time: a thread cannot wait for an expires_at in the year 9999.
-        delay = min(max(0.0, delay), _LONGEST_TIMER)
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            timer = threading.Timer(delay, self._expire, [call.call_id])
-            timer.daemon = True
-            timer.start()
-            return timer
-        return loop.call_later(delay, self._expire, call.call_id)
+    def _schedule_expiry(self, call: PendingCall, delay: float) -> Timer:
+        # A loop timer in a kernel, else a thread's (_threads.call_later); at most a day at
+        # a time, so _expire looks again when a far expires_at is not reached yet.
+        return call_later(delay, self._expire, call.call_id, what=f"expiring call {call.call_id!r}")
 
     def _stop_waiting(self, call: PendingCall) -> None:
         del self.pending[call.call_id]
