@@ -8,9 +8,10 @@ Checks, in order, each with a fixed status (docs/capabilities.md):
     the policy                 deny -> rejected; allow -> run; ask -> a pending call (C8, C10)
 
 A pending call waits for ``decide`` (the view, or a test acting as the user) or for its
-``expires_at`` (a timer in the kernel, H20). Each call_id is answered once and its answer is
-recorded: a repeat, even while the first waits, gets the same answer and never a second
-prompt or run (C12, H22). Every answer and every grant change is written to the audit (C13).
+``expires_at`` (a timer in the kernel, H20). Each call_id is answered once: the ledger
+(_ledger.py) records the answer, gives it to a repeat, even one that arrives while the first
+waits, and refuses a different request under the same id (C12, H22). Every answer and every
+grant change is written to the audit (C13).
 """
 
 from __future__ import annotations
@@ -25,10 +26,12 @@ from ._audit import Audit, digest
 from ._capabilities import Capabilities, Capability, Policy
 from ._consent import ConsentViews
 from ._errors import CapabilityError, ProtocolError, UsageError
+from ._ledger import CallLedger, fingerprint_of
 from ._schemas import first_problem
 from ._threads import Timer, call_later
 from .protocol import AppCall, rules
 from .protocol._json import check_value, dumps, loads, member_path
+from .protocol._models import AppCallPayload
 
 if TYPE_CHECKING:
     from ._host import Host
@@ -60,9 +63,6 @@ class PendingCall:
     arguments: dict[str, Any]
     expires_at: datetime
     received_at: datetime
-    # One answer per app.call message that carried this call_id (C12: a repeat that arrives
-    # while the first waits is answered with it, H22).
-    answers_owed: list[str] = field(default_factory=list)
     _timer: Timer | None = field(default=None, repr=False)
 
     def spec(self, now: datetime) -> dict[str, Any]:
@@ -93,9 +93,7 @@ class Broker:
     def __init__(self, host: Host, audit: Audit) -> None:
         self._host = host
         self.audit = audit
-        # call_id -> (fingerprint, answer); the answer is None while the call waits. The host
-        # shares this dict to refuse a conflicting reuse (C12) before the broker sees a call.
-        self.calls: dict[str, tuple[str, dict[str, Any] | None]] = {}
+        self.ledger = CallLedger()  # each call_id's one answer (C12, H22)
         self.pending: dict[str, PendingCall] = {}
         self.recent: deque[dict[str, Any]] = deque(maxlen=_RECENT)
         self.capabilities = Capabilities(self._visibility_changed)
@@ -104,18 +102,21 @@ class Broker:
 
     # ---- arrival -----------------------------------------------------------------------
 
-    def receive(self, envelope: AppCall, fingerprint: str) -> None:
-        """An accepted app.call (the host checked envelope, conversation and C12 conflict)."""
+    def check(self, payload: AppCallPayload) -> None:
+        """Before the host accepts a call: its call_id is new, or names this same request
+        (C12); raises the ProtocolError that refuses it."""
+        self.ledger.check(payload.call_id, fingerprint_of(payload.capability, payload.arguments))
+
+    def receive(self, envelope: AppCall) -> None:
+        """An accepted app.call (the host checked envelope, conversation and ``check``)."""
         payload = envelope.payload
         agent = envelope.sender.id
-        recorded = self.calls.get(payload.call_id)
-        if recorded is not None:
-            answer = recorded[1]
-            if answer is None:  # still waiting: answered with the first, when it ends (H22)
-                self.pending[payload.call_id].answers_owed.append(agent)
-            else:
+        if payload.call_id in self.ledger:  # a repeat: the first's answer, now or when it ends
+            answer = self.ledger.join(payload.call_id, agent)
+            if answer is not None:
                 self._send(answer, agent)
             return
+        fingerprint = fingerprint_of(payload.capability, payload.arguments)
         now = _now()
         common: dict[str, Any] = {
             "call_id": payload.call_id,
@@ -213,9 +214,8 @@ class Broker:
                 payload.arguments,
                 payload.expires(),
                 now,
-                [agent],
             )
-            self.calls[call.call_id] = (fingerprint, None)
+            self.ledger.wait(call.call_id, fingerprint, agent)
             self.pending[call.call_id] = call
             call._timer = self._schedule_expiry(call, (call.expires_at - now).total_seconds())
             self.views.changed()
@@ -238,10 +238,10 @@ class Broker:
         """
         call = self.pending.get(call_id)
         if call is None:
-            recorded = self.calls.get(call_id)
-            if recorded is not None and recorded[1] is not None:
+            recorded = self.ledger.answer(call_id)
+            if recorded is not None:
                 raise UsageError(
-                    f"[lineup] call {call_id!r} was already answered: {recorded[1]['status']}"
+                    f"[lineup] call {call_id!r} was already answered: {recorded['status']}"
                 )
             raise UsageError(
                 f"[lineup] no call {call_id!r} is waiting; waiting: {list(self.pending)}"
@@ -400,10 +400,9 @@ class Broker:
             "reason": call.reason,
             "arguments": call.arguments,
             "received_at": call.received_at,
-            "fingerprint": self.calls[call.call_id][0],
+            "fingerprint": self.ledger.fingerprint(call.call_id),
             "capability_name": call.capability.name,
             "risk": call.capability.risk,
-            "owed": call.answers_owed,
         }
 
     def _answer(
@@ -418,7 +417,6 @@ class Broker:
         capability_name: str,
         risk: str | None,
         status: str,
-        owed: list[str] | None = None,
         decision: str | None = None,
         decided_by: str | None = None,
         decided_at: datetime | None = None,
@@ -431,7 +429,7 @@ class Broker:
             answer["result"] = result
         if error is not None:
             answer["error"] = error
-        self.calls[call_id] = (fingerprint, answer)
+        owed = self.ledger.settle(call_id, answer, fingerprint=fingerprint, agent=agent)
         answered_at = _now()
         self._audit(
             at=_stamp(answered_at),
@@ -459,7 +457,7 @@ class Broker:
                 "decided_by": decided_by,
             }
         )
-        for to in owed if owed is not None else [agent]:
+        for to in owed:  # every app.call message that carried the call_id (H22)
             self._send(answer, to)
         self.views.changed()
 
@@ -468,24 +466,33 @@ class Broker:
         self._host._send("lineup.v1.app.result", loads(dumps(answer), max_bytes=1 << 30), to=to)
 
     def _answer_of(self, call_id: str) -> dict[str, Any]:
-        answer = self.calls[call_id][1]
+        answer = self.ledger.answer(call_id)
         assert answer is not None
-        return loads(dumps(answer), max_bytes=1 << 30)  # type: ignore[no-any-return]
+        return answer
 
-    def audit_refused(self, call_id: str, agent: str | None, answer: dict[str, Any]) -> None:
-        """An app.call the host refused before the broker (a bad envelope): on record too."""
+    def refuse(
+        self, call_id: str, error: dict[str, Any], *, to: str | None, endpoint: object = None
+    ) -> bool:
+        """An app.call the host refused before the broker (a bad envelope, a bug of ours):
+        unless its call_id has an answer already (C12), this failure is its one answer, sent
+        and audited (C13). False when it had one: nothing is sent."""
+        answer = {"call_id": call_id, "status": "failed", "error": error}
+        if not self.ledger.refuse(call_id, answer):
+            return False
+        self._host._send("lineup.v1.app.result", answer, to=to, endpoint=endpoint)
         at = _stamp(_now())
         self._audit(
             at=at,
             conversation_id=self._host.conversation_id,
             event="call",
             call_id=call_id,
-            agent=agent,
+            agent=to,
             status=answer["status"],
             received_at=at,
             answered_at=at,
             result_digest=digest(answer),
         )
+        return True
 
     def _audit(self, **fields: Any) -> None:
         # An answer goes out even when the audit cannot be written (a full disk, a data dir
