@@ -121,7 +121,7 @@ class Agent:
 
         if readable_id(agent_id) is None:
             raise UsageError(f"[lineup] agent id {agent_id!r} must match {rules.ID_PATTERN} (M1)")
-        with host._lock:  # H41: the id is the kernel's from now on, unless a connection has it
+        with host.lock:  # H41: the id is the kernel's from now on, unless a connection has it
             try:
                 host._identities.claim(agent_id, KERNEL)
             except ProtocolError as error:

@@ -356,7 +356,7 @@ class SurfaceWatcher:
         self._stopped = threading.Event()
         self._checking = threading.Lock()  # check() by hand and the poller, one at a time
         host = agent.host
-        with host._lock:  # the generation read must be this open's, not a later one's
+        with host.lock:  # the generation read must be this open's, not a later one's
             surface._open(agent, instance_id, state, _dev_version(surface.version, 1))
             self._generation = host.surfaces[instance_id].generation
         # A script error the open bundle's bridge reports (a syntax error saved, a throwing
@@ -440,7 +440,7 @@ class SurfaceWatcher:
 
     def _reopen(self, fresh: Surface) -> bool:
         host = self.agent.host
-        with host._lock:  # reading the state and opening are one step: no patch falls between
+        with host.lock:  # reading the state and opening are one step: no patch falls between
             if not self._still_ours():
                 return False
             state = host.surfaces[self.instance_id].state
@@ -483,7 +483,7 @@ class SurfaceWatcher:
 
     def _finish(self, status: Status) -> None:
         # Under the host's lock, as a reopen is: once stop() returns, nothing more is sent.
-        with self.agent.host._lock:
+        with self.agent.host.lock:
             if self._stopped.is_set():
                 return
             self._status = status

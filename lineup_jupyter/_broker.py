@@ -18,23 +18,22 @@ from __future__ import annotations
 
 import logging
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from ._audit import Audit, digest
 from ._capabilities import Capabilities, Capability, Policy
 from ._consent import ConsentViews
 from ._errors import CapabilityError, ProtocolError, UsageError
 from ._ledger import CallLedger, fingerprint_of
+from ._ports import HostPort, Send
 from ._schemas import first_problem
 from ._threads import Timer, call_later
 from .protocol import AppCall, rules
 from .protocol._json import check_value, dumps, loads, member_path
 from .protocol._models import AppCallPayload
-
-if TYPE_CHECKING:
-    from ._host import Host
 
 __all__ = ["Broker", "PendingCall"]
 
@@ -88,10 +87,21 @@ class PendingCall:
 
 
 class Broker:
-    """Owned by one Host; runs under the host's lock."""
+    """Owned by one Host; runs under the host's lock. ``send`` sends an envelope through the
+    host's bus; ``on_visibility_changed`` is called when the capabilities agents may see
+    changed (the host sends a new inventory, C4)."""
 
-    def __init__(self, host: Host, audit: Audit) -> None:
-        self._host = host
+    def __init__(
+        self,
+        host: HostPort,
+        audit: Audit,
+        *,
+        send: Send,
+        on_visibility_changed: Callable[[], None],
+    ) -> None:
+        self.host = host
+        self._send_envelope = send
+        self._on_visibility_changed = on_visibility_changed
         self.audit = audit
         self.ledger = CallLedger()  # each call_id's one answer (C12, H22)
         self.pending: dict[str, PendingCall] = {}
@@ -193,7 +203,7 @@ class Broker:
             )
         elif verdict == "allow":
             self._run(capability, base, decided_by=decided_by, decided_at=now, outcome=None)
-        elif len(self.pending) >= self._host.limits.max_waiting_calls:  # H44: cards are bounded
+        elif len(self.pending) >= self.host.limits.max_waiting_calls:  # H44: cards are bounded
             self._answer(
                 **base,
                 status="failed",
@@ -297,7 +307,7 @@ class Broker:
 
     def _expire(self, call_id: str, now: datetime | None = None) -> None:
         """The timer's end: a call still waiting at its expires_at ends expired (H20)."""
-        with self._host._lock:
+        with self.host.lock:
             call = self.pending.get(call_id)
             if call is None:  # decided in the meantime
                 return
@@ -365,7 +375,7 @@ class Broker:
                     f"the handler returned {type(result).__name__}, not a JSON object"
                 )
             check_value(result)
-            result = loads(dumps(result), max_bytes=self._host.limits.max_message_bytes // 2)
+            result = loads(dumps(result), max_bytes=self.host.limits.max_message_bytes // 2)
         except (CapabilityError, ProtocolError) as error:
             # A ProtocolError here is a result that is not JSON (H2): the handler's fault.
             path = error.path if isinstance(error, CapabilityError) else "$.result"
@@ -433,7 +443,7 @@ class Broker:
         answered_at = _now()
         self._audit(
             at=_stamp(answered_at),
-            conversation_id=self._host.conversation_id,
+            conversation_id=self.host.conversation_id,
             event="call",
             call_id=call_id,
             capability=capability_name,
@@ -463,7 +473,7 @@ class Broker:
 
     def _send(self, answer: dict[str, Any], to: str) -> None:
         # A copy each time: a subscriber editing its envelope cannot change the record (C12).
-        self._host._send("lineup.v1.app.result", loads(dumps(answer), max_bytes=1 << 30), to=to)
+        self._send_envelope("lineup.v1.app.result", loads(dumps(answer), max_bytes=1 << 30), to=to)
 
     def _answer_of(self, call_id: str) -> dict[str, Any]:
         answer = self.ledger.answer(call_id)
@@ -479,11 +489,11 @@ class Broker:
         answer = {"call_id": call_id, "status": "failed", "error": error}
         if not self.ledger.refuse(call_id, answer):
             return False
-        self._host._send("lineup.v1.app.result", answer, to=to, endpoint=endpoint)
+        self._send_envelope("lineup.v1.app.result", answer, to=to, endpoint=endpoint)
         at = _stamp(_now())
         self._audit(
             at=at,
-            conversation_id=self._host.conversation_id,
+            conversation_id=self.host.conversation_id,
             event="call",
             call_id=call_id,
             agent=to,
@@ -509,7 +519,7 @@ class Broker:
         capability = self.capabilities.get(name)
         self._audit(
             at=_stamp(_now()),
-            conversation_id=self._host.conversation_id,
+            conversation_id=self.host.conversation_id,
             event="grant",
             capability=name,
             risk=None if capability is None else capability.risk,
@@ -521,7 +531,7 @@ class Broker:
 
     def _visibility_changed(self) -> None:
         self._end_hidden_calls()
-        self._host._capabilities_changed()
+        self._on_visibility_changed()
 
     def _end_hidden_calls(self) -> None:
         """A capability revoked or denied while calls of it wait: those calls end now, as a

@@ -162,7 +162,12 @@ class Host:
         # The capability broker (docs/capabilities.md). artifact.save writes under
         # artifacts_dir, read at each save; the audit lives in the data dir (_store.py).
         self.artifacts_dir = Path(artifacts_dir or Path.cwd() / "artifacts")
-        self._broker = Broker(self, Audit(_data_dir(data_dir) / "audit.sqlite3"))
+        self._broker = Broker(
+            self,
+            Audit(_data_dir(data_dir) / "audit.sqlite3"),
+            send=self._send,
+            on_visibility_changed=self._capabilities_changed,
+        )
         for builtin in builtin_capabilities(lambda: self.artifacts_dir):
             self._broker.capabilities.declare(builtin, schema_checked=True)
         # The app center (docs/apps.md): installed apps, their cache, the inventory revision.
@@ -177,6 +182,13 @@ class Host:
         # instance_id -> (generation, app id, manifest surface) of each open installed surface:
         # the events it may send (C6). A later inline ui.open of that id has a new generation.
         self._declared: dict[str, tuple[int, str, SurfaceManifest]] = {}
+
+    @property
+    def lock(self) -> threading.RLock:
+        """The host's re-entrant lock. Every call on the host takes it; hold it to make
+        several calls one step, with nothing from an agent, a transport or a timer in between
+        (a surface watcher reads a state and reopens the surface under it)."""
+        return self._lock
 
     # ---- the contract ----------------------------------------------------------------
 
@@ -767,7 +779,9 @@ class Host:
         if self._widget is None:
             from ._widget import HostWidget
 
-            self._widget = HostWidget(self, trust=self.trust.summary(), **self._view_config)
+            self._widget = HostWidget(
+                self, self._broker.views, trust=self.trust.summary(), **self._view_config
+            )
         return self._widget
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:

@@ -33,7 +33,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ._components import Component, ComponentChange
-from ._surfaces import SurfaceChange, SurfaceInstance
+from ._surfaces import SurfaceChange, SurfaceInstance, shared_state
 from ._threads import Pacer
 
 __all__ = ["ViewFeed", "common_prefix", "utf16_length"]
@@ -57,7 +57,7 @@ def spec_of(instance: SurfaceInstance) -> dict[str, Any]:
         "html": app.html,
         "css": app.css,
         "js": app.js,
-        "state": instance._state,
+        "state": shared_state(instance),
     }
 
 
@@ -155,7 +155,7 @@ class ViewFeed:
             else:
                 pending.patches = None
             spec["revision"] = instance.revision
-            spec["state"] = instance._state
+            spec["state"] = shared_state(instance)
         self._surfaces_pacer.request()
 
     def _on_open(self, instance: SurfaceInstance) -> dict[str, Any]:

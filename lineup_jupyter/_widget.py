@@ -37,6 +37,7 @@ from ._view_feed import ViewFeed
 
 if TYPE_CHECKING:
     from ._apps import AppCenter
+    from ._consent import ConsentViews
     from ._host import Host
 
 __all__ = ["AppCenterWidget", "HostWidget", "InspectorWidget", "WaitingWidget", "point_to"]
@@ -85,7 +86,7 @@ class HostWidget(anywidget.AnyWidget):
     problems = traitlets.List(trait=traitlets.Dict()).tag(sync=True)
     config = traitlets.Dict().tag(sync=True)
 
-    def __init__(self, host: Host, **config: Any) -> None:
+    def __init__(self, host: Host, consent: ConsentViews, **config: Any) -> None:
         super().__init__()
         if not BUNDLE.exists():
             logger.warning("[lineup] %s is missing: the front end was not built", BUNDLE)
@@ -114,7 +115,7 @@ class HostWidget(anywidget.AnyWidget):
         self.on_msg(self._on_message)
         # Consent cards (js/prompts.js): each change of the waiting calls goes to every view
         # as a message, never a synced trait (_consent.py says why).
-        consent = host._broker.views
+        self._consent = consent
         consent.watch(lambda: self._send_consent(consent.update()))
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
@@ -198,7 +199,7 @@ class HostWidget(anywidget.AnyWidget):
         elif kind == "surface_problem" and isinstance(instance_id, str):
             self._surface_problem(instance_id, content)
         elif kind in ("consent_sync", "consent_decide", "consent_revoke"):
-            self._host._broker.views.message(content)
+            self._consent.message(content)
 
 
 class AppCenterWidget(anywidget.AnyWidget):
