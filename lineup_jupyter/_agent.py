@@ -19,7 +19,8 @@ from ._calls import CallHandle, CallResult
 from ._errors import ProtocolError, UsageError
 from ._identity import KERNEL
 from ._pending import Pending
-from ._problems import loop_here, run_handler
+from ._problems import run_handler
+from ._threads import running_loop
 from ._tools import Model, ToolStyle, run_tool, tool_definitions, tool_loop
 from ._trust import SigningKey
 from .protocol import bundle_integrity, rules
@@ -120,7 +121,7 @@ class Agent:
 
         if readable_id(agent_id) is None:
             raise UsageError(f"[lineup] agent id {agent_id!r} must match {rules.ID_PATTERN} (M1)")
-        with host._lock:  # H41: the id is the kernel's from now on, unless a connection has it
+        with host.lock:  # H41: the id is the kernel's from now on, unless a connection has it
             try:
                 host._identities.claim(agent_id, KERNEL)
             except ProtocolError as error:
@@ -133,7 +134,7 @@ class Agent:
         # Where an async handler runs when an event arrives on a thread with no loop of its
         # own (an agent outside the kernel delivers on its reader thread): the loop this agent
         # was made on, a notebook's kernel loop.
-        self._home_loop = loop_here()
+        self._home_loop = running_loop()
         self.inventory: dict[str, Any] | None = None
         self._inventory_handlers: list[Callable[[dict[str, Any]], Any]] = []
         self._questions: dict[str, Question] = {}

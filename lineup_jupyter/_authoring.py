@@ -14,19 +14,17 @@ as an install checks them (H30) and opened inline. Any other folder holds exactl
 ``*.html``, at most one ``*.css`` and at most one ``*.js`` at its top level; more is refused
 by name, never guessed at.
 
-Where the watching runs: called where an event loop runs (a notebook cell: ipykernel runs
-cells inside its loop, and measured on 7.4 ``get_running_loop()`` succeeds in a plain cell),
-the polling is a task on that loop, so every reopen happens on the kernel's thread like the
-rest of the host's work (its widget is not thread-safe; see ``_remote.py``). With no loop (a
-script, pytest) it is a daemon thread that calls the host under the host's lock, as the
-transports do there. Either way a problem never reaches the user as a traceback from a thread:
-it is logged with ``[lineup]`` and kept in ``watcher.last_error``.
+Where the watching runs (``_threads.repeat``): called where an event loop runs (a notebook
+cell: ipykernel runs cells inside its loop, and measured on 7.4 ``get_running_loop()``
+succeeds in a plain cell), the polling is a task on that loop, so every reopen happens on the
+kernel's thread like the rest of the host's work (its widget is not thread-safe; see
+_threads.py). With no loop (a script, pytest) it is a daemon thread that calls the host under
+the host's lock, as the transports do there. Either way a problem never reaches the user as
+a traceback from a thread: it is logged with ``[lineup]`` and kept in ``watcher.last_error``.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import math
 import os
@@ -41,6 +39,7 @@ from ._agent import DEFAULT_APP_ID, DEFAULT_APP_VERSION
 from ._app_sources import InstallLimits
 from ._errors import ProtocolError, UsageError
 from ._manifest import MANIFEST_NAME, build_bundles, inline_assets, load_manifest
+from ._threads import repeat
 from .protocol import InlineApp, bundle_integrity
 from .protocol._integrity import parse_bundle_bytes
 from .protocol._validate import DEFAULT_LIMITS, Limits, from_validation_error
@@ -357,7 +356,7 @@ class SurfaceWatcher:
         self._stopped = threading.Event()
         self._checking = threading.Lock()  # check() by hand and the poller, one at a time
         host = agent.host
-        with host._lock:  # the generation read must be this open's, not a later one's
+        with host.lock:  # the generation read must be this open's, not a later one's
             surface._open(agent, instance_id, state, _dev_version(surface.version, 1))
             self._generation = host.surfaces[instance_id].generation
         # A script error the open bundle's bridge reports (a syntax error saved, a throwing
@@ -365,17 +364,12 @@ class SurfaceWatcher:
         newest = host.problems.newest()
         self._problems_seen = newest.seq if newest is not None else 0
         self._unwatch_problems = host.problems.watch(self._on_problem)
-        self._task: asyncio.Task[None] | None = None
-        try:
-            self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            self._loop = None
-        if self._loop is not None:
-            self._task = self._loop.create_task(self._poll_on_loop())
-        else:
-            threading.Thread(
-                target=self._poll_in_thread, name=f"lineup-watch-{instance_id}", daemon=True
-            ).start()
+        self._polling = repeat(
+            self.interval,
+            self._poll,
+            what=f"watching surface {instance_id!r}",
+            name=f"lineup-watch-{instance_id}",
+        )
 
     @property
     def status(self) -> Status:
@@ -446,7 +440,7 @@ class SurfaceWatcher:
 
     def _reopen(self, fresh: Surface) -> bool:
         host = self.agent.host
-        with host._lock:  # reading the state and opening are one step: no patch falls between
+        with host.lock:  # reading the state and opening are one step: no patch falls between
             if not self._still_ours():
                 return False
             state = host.surfaces[self.instance_id].state
@@ -489,7 +483,7 @@ class SurfaceWatcher:
 
     def _finish(self, status: Status) -> None:
         # Under the host's lock, as a reopen is: once stop() returns, nothing more is sent.
-        with self.agent.host._lock:
+        with self.agent.host.lock:
             if self._stopped.is_set():
                 return
             self._status = status
@@ -497,11 +491,7 @@ class SurfaceWatcher:
         self._unwatch_problems()
         if status in ("closed", "replaced"):
             logger.info("[lineup] surface %r was %s; stopped watching", self.instance_id, status)
-        if self._task is not None and self._loop is not None:
-            # Wake the sleeping task now rather than one interval later; a loop that has
-            # closed (RuntimeError) will never run it again anyway.
-            with contextlib.suppress(RuntimeError):
-                self._loop.call_soon_threadsafe(self._task.cancel)
+        self._polling.stop()
 
     def _poll(self) -> None:
         try:
@@ -510,12 +500,3 @@ class SurfaceWatcher:
             logger.exception("[lineup] watching surface %r failed; stopped", self.instance_id)
             self.last_error = exc
             self._finish("failed")
-
-    async def _poll_on_loop(self) -> None:
-        while not self._stopped.is_set():
-            await asyncio.sleep(self.interval)
-            self._poll()
-
-    def _poll_in_thread(self) -> None:
-        while not self._stopped.wait(self.interval):
-            self._poll()

@@ -8,38 +8,38 @@ Checks, in order, each with a fixed status (docs/capabilities.md):
     the policy                 deny -> rejected; allow -> run; ask -> a pending call (C8, C10)
 
 A pending call waits for ``decide`` (the view, or a test acting as the user) or for its
-``expires_at`` (a timer in the kernel, H20). Each call_id is answered once and its answer is
-recorded: a repeat, even while the first waits, gets the same answer and never a second
-prompt or run (C12, H22). Every answer and every grant change is written to the audit (C13).
+``expires_at`` (a timer in the kernel, H20). Each call_id is answered once: the ledger
+(_ledger.py) records the answer, gives it to a repeat, even one that arrives while the first
+waits, and refuses a different request under the same id (C12, H22). Every answer and every
+grant change is written to the audit (C13).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from ._audit import Audit, digest
 from ._capabilities import Capabilities, Capability, Policy
 from ._consent import ConsentViews
 from ._errors import CapabilityError, ProtocolError, UsageError
+from ._ledger import CallLedger, fingerprint_of
+from ._ports import HostPort, Send
 from ._schemas import first_problem
+from ._threads import Timer, call_later
 from .protocol import AppCall, rules
 from .protocol._json import check_value, dumps, loads, member_path
-
-if TYPE_CHECKING:
-    from ._host import Host
+from .protocol._models import AppCallPayload
 
 __all__ = ["Broker", "PendingCall"]
 
 logger = logging.getLogger("lineup_jupyter")
 
 Decision = Literal["allow", "deny", "cancel"]
-_LONGEST_TIMER = 86_400.0  # seconds one expiry timer waits before it looks again
 _RECENT = 5  # decided calls a view lists, so a second view sees what the first one decided
 
 
@@ -62,10 +62,7 @@ class PendingCall:
     arguments: dict[str, Any]
     expires_at: datetime
     received_at: datetime
-    # One answer per app.call message that carried this call_id (C12: a repeat that arrives
-    # while the first waits is answered with it, H22).
-    answers_owed: list[str] = field(default_factory=list)
-    _timer: Any = field(default=None, repr=False)
+    _timer: Timer | None = field(default=None, repr=False)
 
     def spec(self, now: datetime) -> dict[str, Any]:
         """What a view draws: everything but the handler, and the time left (not a clock
@@ -90,14 +87,23 @@ class PendingCall:
 
 
 class Broker:
-    """Owned by one Host; runs under the host's lock."""
+    """Owned by one Host; runs under the host's lock. ``send`` sends an envelope through the
+    host's bus; ``on_visibility_changed`` is called when the capabilities agents may see
+    changed (the host sends a new inventory, C4)."""
 
-    def __init__(self, host: Host, audit: Audit) -> None:
-        self._host = host
+    def __init__(
+        self,
+        host: HostPort,
+        audit: Audit,
+        *,
+        send: Send,
+        on_visibility_changed: Callable[[], None],
+    ) -> None:
+        self.host = host
+        self._send_envelope = send
+        self._on_visibility_changed = on_visibility_changed
         self.audit = audit
-        # call_id -> (fingerprint, answer); the answer is None while the call waits. The host
-        # shares this dict to refuse a conflicting reuse (C12) before the broker sees a call.
-        self.calls: dict[str, tuple[str, dict[str, Any] | None]] = {}
+        self.ledger = CallLedger()  # each call_id's one answer (C12, H22)
         self.pending: dict[str, PendingCall] = {}
         self.recent: deque[dict[str, Any]] = deque(maxlen=_RECENT)
         self.capabilities = Capabilities(self._visibility_changed)
@@ -106,18 +112,21 @@ class Broker:
 
     # ---- arrival -----------------------------------------------------------------------
 
-    def receive(self, envelope: AppCall, fingerprint: str) -> None:
-        """An accepted app.call (the host checked envelope, conversation and C12 conflict)."""
+    def check(self, payload: AppCallPayload) -> None:
+        """Before the host accepts a call: its call_id is new, or names this same request
+        (C12); raises the ProtocolError that refuses it."""
+        self.ledger.check(payload.call_id, fingerprint_of(payload.capability, payload.arguments))
+
+    def receive(self, envelope: AppCall) -> None:
+        """An accepted app.call (the host checked envelope, conversation and ``check``)."""
         payload = envelope.payload
         agent = envelope.sender.id
-        recorded = self.calls.get(payload.call_id)
-        if recorded is not None:
-            answer = recorded[1]
-            if answer is None:  # still waiting: answered with the first, when it ends (H22)
-                self.pending[payload.call_id].answers_owed.append(agent)
-            else:
+        if payload.call_id in self.ledger:  # a repeat: the first's answer, now or when it ends
+            answer = self.ledger.join(payload.call_id, agent)
+            if answer is not None:
                 self._send(answer, agent)
             return
+        fingerprint = fingerprint_of(payload.capability, payload.arguments)
         now = _now()
         common: dict[str, Any] = {
             "call_id": payload.call_id,
@@ -194,7 +203,7 @@ class Broker:
             )
         elif verdict == "allow":
             self._run(capability, base, decided_by=decided_by, decided_at=now, outcome=None)
-        elif len(self.pending) >= self._host.limits.max_waiting_calls:  # H44: cards are bounded
+        elif len(self.pending) >= self.host.limits.max_waiting_calls:  # H44: cards are bounded
             self._answer(
                 **base,
                 status="failed",
@@ -215,9 +224,8 @@ class Broker:
                 payload.arguments,
                 payload.expires(),
                 now,
-                [agent],
             )
-            self.calls[call.call_id] = (fingerprint, None)
+            self.ledger.wait(call.call_id, fingerprint, agent)
             self.pending[call.call_id] = call
             call._timer = self._schedule_expiry(call, (call.expires_at - now).total_seconds())
             self.views.changed()
@@ -240,10 +248,10 @@ class Broker:
         """
         call = self.pending.get(call_id)
         if call is None:
-            recorded = self.calls.get(call_id)
-            if recorded is not None and recorded[1] is not None:
+            recorded = self.ledger.answer(call_id)
+            if recorded is not None:
                 raise UsageError(
-                    f"[lineup] call {call_id!r} was already answered: {recorded[1]['status']}"
+                    f"[lineup] call {call_id!r} was already answered: {recorded['status']}"
                 )
             raise UsageError(
                 f"[lineup] no call {call_id!r} is waiting; waiting: {list(self.pending)}"
@@ -299,7 +307,7 @@ class Broker:
 
     def _expire(self, call_id: str, now: datetime | None = None) -> None:
         """The timer's end: a call still waiting at its expires_at ends expired (H20)."""
-        with self._host._lock:
+        with self.host.lock:
             call = self.pending.get(call_id)
             if call is None:  # decided in the meantime
                 return
@@ -328,19 +336,10 @@ class Broker:
             self._expire(call_id, now)
         return due
 
-    def _schedule_expiry(self, call: PendingCall, delay: float) -> Any:
-        # In a kernel the cell runs on the event loop's thread: a loop timer needs no thread.
-        # Elsewhere (a script, a test, a comm handler on a subshell thread) a daemon timer.
-        # At most a day at a time: a thread cannot wait for an expires_at in the year 9999.
-        delay = min(max(0.0, delay), _LONGEST_TIMER)
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            timer = threading.Timer(delay, self._expire, [call.call_id])
-            timer.daemon = True
-            timer.start()
-            return timer
-        return loop.call_later(delay, self._expire, call.call_id)
+    def _schedule_expiry(self, call: PendingCall, delay: float) -> Timer:
+        # A loop timer in a kernel, else a thread's (_threads.call_later); at most a day at
+        # a time, so _expire looks again when a far expires_at is not reached yet.
+        return call_later(delay, self._expire, call.call_id, what=f"expiring call {call.call_id!r}")
 
     def _stop_waiting(self, call: PendingCall) -> None:
         del self.pending[call.call_id]
@@ -376,7 +375,7 @@ class Broker:
                     f"the handler returned {type(result).__name__}, not a JSON object"
                 )
             check_value(result)
-            result = loads(dumps(result), max_bytes=self._host.limits.max_message_bytes // 2)
+            result = loads(dumps(result), max_bytes=self.host.limits.max_message_bytes // 2)
         except (CapabilityError, ProtocolError) as error:
             # A ProtocolError here is a result that is not JSON (H2): the handler's fault.
             path = error.path if isinstance(error, CapabilityError) else "$.result"
@@ -411,10 +410,9 @@ class Broker:
             "reason": call.reason,
             "arguments": call.arguments,
             "received_at": call.received_at,
-            "fingerprint": self.calls[call.call_id][0],
+            "fingerprint": self.ledger.fingerprint(call.call_id),
             "capability_name": call.capability.name,
             "risk": call.capability.risk,
-            "owed": call.answers_owed,
         }
 
     def _answer(
@@ -429,7 +427,6 @@ class Broker:
         capability_name: str,
         risk: str | None,
         status: str,
-        owed: list[str] | None = None,
         decision: str | None = None,
         decided_by: str | None = None,
         decided_at: datetime | None = None,
@@ -442,11 +439,11 @@ class Broker:
             answer["result"] = result
         if error is not None:
             answer["error"] = error
-        self.calls[call_id] = (fingerprint, answer)
+        owed = self.ledger.settle(call_id, answer, fingerprint=fingerprint, agent=agent)
         answered_at = _now()
         self._audit(
             at=_stamp(answered_at),
-            conversation_id=self._host.conversation_id,
+            conversation_id=self.host.conversation_id,
             event="call",
             call_id=call_id,
             capability=capability_name,
@@ -470,33 +467,42 @@ class Broker:
                 "decided_by": decided_by,
             }
         )
-        for to in owed if owed is not None else [agent]:
+        for to in owed:  # every app.call message that carried the call_id (H22)
             self._send(answer, to)
         self.views.changed()
 
     def _send(self, answer: dict[str, Any], to: str) -> None:
         # A copy each time: a subscriber editing its envelope cannot change the record (C12).
-        self._host._send("lineup.v1.app.result", loads(dumps(answer), max_bytes=1 << 30), to=to)
+        self._send_envelope("lineup.v1.app.result", loads(dumps(answer), max_bytes=1 << 30), to=to)
 
     def _answer_of(self, call_id: str) -> dict[str, Any]:
-        answer = self.calls[call_id][1]
+        answer = self.ledger.answer(call_id)
         assert answer is not None
-        return loads(dumps(answer), max_bytes=1 << 30)  # type: ignore[no-any-return]
+        return answer
 
-    def audit_refused(self, call_id: str, agent: str | None, answer: dict[str, Any]) -> None:
-        """An app.call the host refused before the broker (a bad envelope): on record too."""
+    def refuse(
+        self, call_id: str, error: dict[str, Any], *, to: str | None, endpoint: object = None
+    ) -> bool:
+        """An app.call the host refused before the broker (a bad envelope, a bug of ours):
+        unless its call_id has an answer already (C12), this failure is its one answer, sent
+        and audited (C13). False when it had one: nothing is sent."""
+        answer = {"call_id": call_id, "status": "failed", "error": error}
+        if not self.ledger.refuse(call_id, answer):
+            return False
+        self._send_envelope("lineup.v1.app.result", answer, to=to, endpoint=endpoint)
         at = _stamp(_now())
         self._audit(
             at=at,
-            conversation_id=self._host.conversation_id,
+            conversation_id=self.host.conversation_id,
             event="call",
             call_id=call_id,
-            agent=agent,
+            agent=to,
             status=answer["status"],
             received_at=at,
             answered_at=at,
             result_digest=digest(answer),
         )
+        return True
 
     def _audit(self, **fields: Any) -> None:
         # An answer goes out even when the audit cannot be written (a full disk, a data dir
@@ -513,7 +519,7 @@ class Broker:
         capability = self.capabilities.get(name)
         self._audit(
             at=_stamp(_now()),
-            conversation_id=self._host.conversation_id,
+            conversation_id=self.host.conversation_id,
             event="grant",
             capability=name,
             risk=None if capability is None else capability.risk,
@@ -525,7 +531,7 @@ class Broker:
 
     def _visibility_changed(self) -> None:
         self._end_hidden_calls()
-        self._host._capabilities_changed()
+        self._on_visibility_changed()
 
     def _end_hidden_calls(self) -> None:
         """A capability revoked or denied while calls of it wait: those calls end now, as a

@@ -99,7 +99,7 @@ class ConsentViews:
         """What a view sent: consent_sync, consent_decide or consent_revoke."""
         broker = self._broker
         kind = content.get("kind")
-        with broker._host._lock:
+        with broker.host.lock:
             try:
                 if kind == "consent_sync":
                     self._whole = True

@@ -9,7 +9,6 @@ only watches it and relays what the browser says.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -163,8 +162,12 @@ class Host:
         # The capability broker (docs/capabilities.md). artifact.save writes under
         # artifacts_dir, read at each save; the audit lives in the data dir (_store.py).
         self.artifacts_dir = Path(artifacts_dir or Path.cwd() / "artifacts")
-        self._broker = Broker(self, Audit(_data_dir(data_dir) / "audit.sqlite3"))
-        self._calls = self._broker.calls  # call_id -> (fingerprint, answer or None: waiting)
+        self._broker = Broker(
+            self,
+            Audit(_data_dir(data_dir) / "audit.sqlite3"),
+            send=self._send,
+            on_visibility_changed=self._capabilities_changed,
+        )
         for builtin in builtin_capabilities(lambda: self.artifacts_dir):
             self._broker.capabilities.declare(builtin, schema_checked=True)
         # The app center (docs/apps.md): installed apps, their cache, the inventory revision.
@@ -179,6 +182,13 @@ class Host:
         # instance_id -> (generation, app id, manifest surface) of each open installed surface:
         # the events it may send (C6). A later inline ui.open of that id has a new generation.
         self._declared: dict[str, tuple[int, str, SurfaceManifest]] = {}
+
+    @property
+    def lock(self) -> threading.RLock:
+        """The host's re-entrant lock. Every call on the host takes it; hold it to make
+        several calls one step, with nothing from an agent, a transport or a timer in between
+        (a surface watcher reads a state and reopens the surface under it)."""
+        return self._lock
 
     # ---- the contract ----------------------------------------------------------------
 
@@ -286,15 +296,7 @@ class Host:
         return None
 
     def _check_call(self, envelope: AppCall) -> None:
-        recorded = self._calls.get(envelope.payload.call_id)
-        if recorded is not None and recorded[0] != _fingerprint(envelope):
-            raise ProtocolError(
-                "call_conflict",
-                "C12",
-                "$.payload.call_id",
-                f"call_id {envelope.payload.call_id!r} was already used for a different request; "
-                "use a new call_id for a new call. " + rules.RULES["C12"],
-            )
+        self._broker.check(envelope.payload)  # a call_id names one request (C12)
 
     def _open(self, envelope: UiOpen) -> None:
         instance_id = envelope.payload.instance_id
@@ -349,22 +351,19 @@ class Host:
 
     def _answer_call(self, envelope: AppCall) -> None:
         try:
-            self._broker.receive(envelope, _fingerprint(envelope))
+            self._broker.receive(envelope)
         except Exception:  # a bug of ours; the call must still get its one answer (C10)
             logger.exception("[lineup] the broker failed on call %r", envelope.payload.call_id)
-            if self._calls.get(envelope.payload.call_id) is None:
-                answer = {
-                    "call_id": envelope.payload.call_id,
-                    "status": "failed",
-                    "error": {
-                        "code": "internal",
-                        "rule": "H3",
-                        "path": "$",
-                        "message": "the host failed while handling the call; see the kernel's log.",
-                    },
-                }
-                self._calls[envelope.payload.call_id] = ("refused", answer)
-                self._send("lineup.v1.app.result", answer, to=envelope.sender.id)
+            self._broker.refuse(
+                envelope.payload.call_id,
+                {
+                    "code": "internal",
+                    "rule": "H3",
+                    "path": "$",
+                    "message": "the host failed while handling the call; see the kernel's log.",
+                },
+                to=envelope.sender.id,
+            )
 
     def _remember(self, sender_id: str, message_id: str) -> None:
         key = (sender_id, message_id)
@@ -396,13 +395,10 @@ class Host:
         if (
             readable_type(source.get("type")) == "lineup.v1.app.call"
             and call_id is not None
-            and call_id not in self._calls  # an answered call_id keeps its one result (C12)
             and error.code not in ("duplicate_id", "wrong_conversation")
+            # an app.result instead, unless the call_id has its one answer already (C12)
+            and self._broker.refuse(call_id, _result_error(error), to=to, endpoint=endpoint)
         ):
-            result = {"call_id": call_id, "status": "failed", "error": _result_error(error)}
-            self._calls[call_id] = ("refused", result)
-            self._send("lineup.v1.app.result", result, to=to, endpoint=endpoint)
-            self._broker.audit_refused(call_id, to, result)  # C13
             return error
         self._send("lineup.v1.error", error.to_payload(), to=to, endpoint=endpoint)
         return error
@@ -783,7 +779,9 @@ class Host:
         if self._widget is None:
             from ._widget import HostWidget
 
-            self._widget = HostWidget(self, trust=self.trust.summary(), **self._view_config)
+            self._widget = HostWidget(
+                self, self._broker.views, trust=self.trust.summary(), **self._view_config
+            )
         return self._widget
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
@@ -883,15 +881,6 @@ class Host:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _fingerprint(envelope: AppCall) -> str:
-    """What a call_id is remembered by (C12): the sha256 of its canonical capability and
-    arguments, 64 characters however large the arguments were."""
-    canonical = dumps(
-        {"capability": envelope.payload.capability, "arguments": envelope.payload.arguments}
-    )
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def _check_count(count: int, limit: int, path: str, what: str, instead: str) -> None:

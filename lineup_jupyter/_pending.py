@@ -5,7 +5,8 @@ message resolves completes, because the kernel handles widget messages on its ev
 while the cell awaits; a cell that blocks (``time.sleep`` in a loop, ``Event.wait``) holds
 that loop, so the message never arrives and the kernel deadlocks. ``result()`` therefore
 refuses to block on the event loop's own thread and says what to do instead. Older ipykernels
-may resolve from another thread: every resolution goes through ``call_soon_threadsafe``.
+may resolve from another thread: every resolution reaches an awaiting cell through its
+loop (``_threads.call_soon_on``; why, in _threads.py).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Callable, Generator
 from typing import Any, Generic, TypeVar
 
 from ._errors import UsageError
+from ._threads import call_soon_on, running_loop
 
 __all__ = ["Pending"]
 
@@ -51,9 +53,8 @@ class Pending(Generic[T]):
             self._event.set()
             callbacks, self._callbacks = self._callbacks, []
             futures, self._futures = self._futures, []
-        for loop, future in futures:
-            if not loop.is_closed():
-                loop.call_soon_threadsafe(_settle, future, value)
+        for loop, future in futures:  # a closed loop has no one awaiting any more
+            call_soon_on(loop, _settle, future, value)
         for callback in callbacks:
             _call(callback, value)
         return True
@@ -74,7 +75,7 @@ class Pending(Generic[T]):
         """
         if self._event.is_set():
             return self._value  # type: ignore[no-any-return]
-        if _on_running_loop():
+        if running_loop() is not None:
             raise UsageError(
                 f"[lineup] {self._what} is not there yet, and waiting for it here would block "
                 "the kernel's event loop, which is what delivers it. In a notebook cell write "
@@ -113,11 +114,3 @@ def _call(callback: Callable[[Any], None], value: Any) -> None:
         callback(value)
     except Exception:  # one broken callback must not keep the value from the others
         logger.exception("[lineup] a done callback failed")
-
-
-def _on_running_loop() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True

@@ -6,9 +6,9 @@ failure is kept here, bounded, for ``host.problems`` in Python and the host's vi
 ``problems`` list it draws next to the surface or agent it belongs to), and is recorded in the
 history as a ``handler_error`` for the inspector.
 
-Coroutine handlers (``async def``) run as tasks on the event loop of the thread that
-dispatches, else on the loop the agent was made on (a notebook's kernel loop), else on one
-loop thread of their own (a plain script): what they raise is reported the same way.
+Coroutine handlers (``async def``) run as tasks (``_threads.spawn``: on the event loop of the
+thread that dispatches, else on the loop the agent was made on, a notebook's kernel loop, else
+on one loop thread of their own, a plain script): what they raise is reported the same way.
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ import threading
 import traceback
 from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
+from ._threads import spawn
 from ._watchers import Watchers
 
 __all__ = ["Problem", "Problems", "run_handler"]
@@ -175,32 +175,6 @@ class Problems:
 # ---- running a user's handler ---------------------------------------------------------
 
 
-def loop_here() -> asyncio.AbstractEventLoop | None:
-    """The event loop running on this thread, if any (a notebook cell, a comm handler)."""
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
-
-
-_tasks: set[asyncio.Task[Any]] = set()  # strong references: a loop keeps only weak ones
-_fallback: asyncio.AbstractEventLoop | None = None
-_fallback_lock = threading.Lock()
-
-
-def _fallback_loop() -> asyncio.AbstractEventLoop:
-    """One loop thread for coroutine handlers in a program with no running loop (a script)."""
-    global _fallback
-    with _fallback_lock:
-        if _fallback is None or _fallback.is_closed():
-            loop = asyncio.new_event_loop()
-            threading.Thread(
-                target=loop.run_forever, name="lineup-async-handlers", daemon=True
-            ).start()
-            _fallback = loop
-        return _fallback
-
-
 def run_handler(
     handler: Callable[[Any], Any],
     argument: Any,
@@ -220,24 +194,4 @@ def run_handler(
     if not inspect.isawaitable(outcome):
         return
 
-    def finished(future: asyncio.Future[Any] | Future[Any]) -> None:
-        if future.cancelled():
-            return
-        exc = future.exception()
-        if exc is not None:
-            on_failure(exc)
-
-    async def run() -> Any:
-        return await outcome
-
-    loop = loop_here()
-    if loop is not None:
-        task = loop.create_task(run(), name=f"lineup {where}")
-        _tasks.add(task)
-        task.add_done_callback(_tasks.discard)
-        task.add_done_callback(finished)
-        return
-    target = home_loop
-    if target is None or target.is_closed() or not target.is_running():
-        target = _fallback_loop()
-    asyncio.run_coroutine_threadsafe(run(), target).add_done_callback(finished)
+    spawn(outcome, home=home_loop, what=where, on_failure=on_failure)

@@ -19,10 +19,11 @@ on daemon threads of its own: nothing waits on the kernel's event loop, a long c
 stall a read, and the same code runs in a kernel, a script and pytest. The host and its widget
 are another matter: comm messages and trait changes belong to the kernel's thread (the
 widget's flush is an event-loop callback). So a reader hands each message over, in order,
-with ``call_soon_threadsafe`` to the event loop that was running where the connection was
-made (a notebook cell), or, when there was none (a script, pytest), runs it at once under the
-host's lock. At most ``INBOX_SIZE`` messages wait for the loop; then the reader stops reading,
-and a flooding agent is held back by its own pipe or socket instead of the kernel's memory.
+to the event loop that was running where the connection was made (a notebook cell), or, when
+there was none (a script, pytest), runs it at once under the host's lock (``HostThread``,
+_threads.py: the one home of that rule). At most ``INBOX_SIZE`` messages wait for the loop;
+then the reader stops reading, and a flooding agent is held back by its own pipe or socket
+instead of the kernel's memory.
 Outgoing envelopes wait in a bounded queue for a writer thread, so the host never blocks on
 an agent that does not read; when that queue is full the connection is closed (H42): a message
 dropped silently would leave the agent with a wrong picture (a question it never sees answered).
@@ -30,7 +31,6 @@ dropped silently would leave the agent with a wrong picture (a question it never
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import queue
 import threading
@@ -39,6 +39,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ._errors import ProtocolError, UsageError
+from ._threads import HostThread
 from .protocol import rules
 from .protocol._json import dumps, loads
 from .protocol._validate import readable_id, readable_type
@@ -52,37 +53,6 @@ logger = logging.getLogger("lineup_jupyter")
 
 INBOX_SIZE = 64  # messages read but not yet handed to the host; then the reader waits
 OUTBOX_CHARS = 8 * 1024 * 1024  # characters queued for an agent that is not reading (H42)
-
-
-class HostThread:
-    """Where the host may be used: the event loop running where a connection was made, if any."""
-
-    def __init__(self) -> None:
-        try:
-            self.loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            self.loop = None
-        self.ident = threading.get_ident()
-
-    def loop_to_use(self) -> asyncio.AbstractEventLoop | None:
-        """The loop to hand work to; None to do it here, now (no loop, or already on it)."""
-        loop = self.loop
-        if loop is None or threading.get_ident() == self.ident:
-            return None
-        if loop.is_closed() or not loop.is_running():  # a finished script's loop: no one left
-            return None
-        return loop
-
-    def call(self, work: Callable[[], None]) -> None:
-        """Run ``work`` where the host may be used: now, or soon on its loop."""
-        loop = self.loop_to_use()
-        if loop is None:
-            work()
-            return
-        try:
-            loop.call_soon_threadsafe(work)
-        except RuntimeError:  # the loop closed since we looked: nobody else will run it
-            work()
 
 
 class Link:
@@ -270,18 +240,15 @@ class RemoteAgent:
         return False
 
     def _schedule(self) -> None:
-        loop = self._host_thread.loop_to_use()
-        if loop is None:
+        if self._host_thread.loop_to_use() is None:
             self._drain()
             return
         with self._lock:
             if self._scheduled:
                 return
             self._scheduled = True
-        try:
-            loop.call_soon_threadsafe(self._drain)
-        except RuntimeError:  # the loop closed since we looked: nobody else will run it
-            with self._lock:
+        if not self._host_thread.post(self._drain, f"{self._name()}: handing messages over"):
+            with self._lock:  # the loop closed since we looked: nobody else will run it
                 self._scheduled = False
             self._drain()
 
@@ -301,12 +268,12 @@ class RemoteAgent:
                         logger.exception("[lineup] %s: handling a message failed", self._name())
             # More arrived while draining: on a loop, run them on a later turn so the loop
             # serves the kernel's other work (the widget, the user's cells) in between.
-            loop = self._host_thread.loop
-            if loop is not None and loop.is_running() and not loop.is_closed():
-                with self._lock:
-                    self._scheduled = True
-                loop.call_soon_threadsafe(self._drain)
+            with self._lock:
+                self._scheduled = True
+            if self._host_thread.post(self._drain, f"{self._name()}: handing messages over"):
                 return
+            with self._lock:
+                self._scheduled = False
 
     # ---- on the host's thread ---------------------------------------------------------------
 

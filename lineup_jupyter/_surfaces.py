@@ -26,6 +26,7 @@ __all__ = [
     "Surfaces",
     "merge_patch",
     "merged_size",
+    "shared_state",
 ]
 
 _INSTANCES_REMEMBERED = 50  # instances whose state history is kept (the oldest go first)
@@ -87,6 +88,13 @@ class SurfaceInstance:
             f"SurfaceInstance(instance_id={self._instance_id!r}, owner={self._owner!r}, "
             f"app={self._app.id!r}, revision={self._revision})"
         )
+
+
+def shared_state(instance: SurfaceInstance) -> dict[str, Any]:
+    """The instance's state itself, not a copy, for a reader in the package that never
+    changes it: the view's feed, for which a copy of a 250 KiB state on every patch is the
+    cost it exists to avoid."""
+    return instance._state
 
 
 class StateRevision(NamedTuple):

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from ._errors import LineUpError
+from ._threads import call_soon_on
 
 if TYPE_CHECKING:
     from ._agent import Agent, SurfaceEvent
@@ -218,7 +219,7 @@ async def _next_event(
             seen.set_result(happened)
 
     def heard(happened: SurfaceEvent) -> None:  # on whichever thread delivers it
-        loop.call_soon_threadsafe(settle, happened)
+        call_soon_on(loop, settle, happened)
 
     agent.on_event(event, instance_id=instance_id)(heard)
     try:

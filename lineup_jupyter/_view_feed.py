@@ -28,14 +28,13 @@ Surface changes go out once per event-loop tick, component changes at most every
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from typing import Any
 
 from ._components import Component, ComponentChange
-from ._surfaces import SurfaceChange, SurfaceInstance
+from ._surfaces import SurfaceChange, SurfaceInstance, shared_state
+from ._threads import Pacer
 
 __all__ = ["ViewFeed", "common_prefix", "utf16_length"]
 
@@ -58,7 +57,7 @@ def spec_of(instance: SurfaceInstance) -> dict[str, Any]:
         "html": app.html,
         "css": app.css,
         "js": app.js,
-        "state": instance._state,
+        "state": shared_state(instance),
     }
 
 
@@ -105,17 +104,17 @@ class ViewFeed:
         self._send = send
         self.surfaces = surfaces
         self.components = components
-        self._interval = interval
         self._seq = 0
         self._surface_specs: dict[str, dict[str, Any]] = {}
         self._surface_ops: list[dict[str, Any]] = []
         self._states: dict[str, _PendingState] = {}
-        self._surfaces_scheduled = False
+        # Surface changes go on the loop's next turn (a burst of patches from one cell is one
+        # message), component changes at most every ``interval``; with no loop, at once.
+        self._surfaces_pacer = Pacer(0, self._flush_surfaces, "sending surface changes")
         self._component_views: dict[str, dict[str, Any]] = {}
         self._orders: list[int] = []  # the ``order`` of each entry of ``components``
         self._changed: dict[str, Component | None] = {}  # None: removed
-        self._components_flush: asyncio.TimerHandle | None = None
-        self._components_sent = 0.0
+        self._components_pacer = Pacer(interval, self._flush_components, "sending components")
         self._stable: dict[str, tuple[Any, int]] = {}  # markdown: (renderer, html kept) sent
 
     def start(self, surfaces: list[SurfaceInstance], components: list[Component]) -> None:
@@ -156,8 +155,8 @@ class ViewFeed:
             else:
                 pending.patches = None
             spec["revision"] = instance.revision
-            spec["state"] = instance._state
-        self._schedule_surfaces()
+            spec["state"] = shared_state(instance)
+        self._surfaces_pacer.request()
 
     def _on_open(self, instance: SurfaceInstance) -> dict[str, Any]:
         spec = spec_of(instance)
@@ -170,19 +169,11 @@ class ViewFeed:
             shown.update(spec)
         return spec
 
-    def _schedule_surfaces(self) -> None:
-        if self._surfaces_scheduled:
-            return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # no event loop (a script, a test): send now
-            self.flush_surfaces()
-            return
-        self._surfaces_scheduled = True
-        loop.call_soon(self.flush_surfaces)  # after the cell's current burst of patches
-
     def flush_surfaces(self) -> None:
-        self._surfaces_scheduled = False
+        """Send the surface changes waiting for the loop's next turn, now."""
+        self._surfaces_pacer.now()
+
+    def _flush_surfaces(self) -> None:
         ops, self._surface_ops = self._surface_ops, []
         states, self._states = self._states, {}
         for instance_id, pending in states.items():
@@ -215,22 +206,13 @@ class ViewFeed:
         (which drops messages) nor cost a message per update."""
         component = change.component
         self._changed[component.component_id] = None if change.kind == "remove" else component
-        if self._components_flush is not None:
-            return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # no event loop: send now
-            self.flush_components()
-            return
-        wait = self._components_sent + self._interval - loop.time()
-        self._components_flush = loop.call_later(max(0.0, wait), self.flush_components)
+        self._components_pacer.request()
 
     def flush_components(self) -> None:
-        if self._components_flush is not None:  # also when the timer itself runs: a no-op
-            self._components_flush.cancel()
-            self._components_flush = None
-        with contextlib.suppress(RuntimeError):  # no event loop: nothing to pace
-            self._components_sent = asyncio.get_running_loop().time()
+        """Send the component changes waiting for their interval, now."""
+        self._components_pacer.now()
+
+    def _flush_components(self) -> None:
         changed, self._changed = self._changed, {}
         ops: list[dict[str, Any]] = []
         for component_id, component in changed.items():

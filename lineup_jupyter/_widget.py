@@ -12,8 +12,6 @@ view that misses one asks for the whole picture again.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import dataclasses
 import io
 import logging
@@ -34,11 +32,12 @@ from ._apps import shipped_apps
 from ._bus import Record
 from ._errors import UsageError
 from ._pending import Pending
-from ._remote import HostThread
+from ._threads import HostThread, Pacer
 from ._view_feed import ViewFeed
 
 if TYPE_CHECKING:
     from ._apps import AppCenter
+    from ._consent import ConsentViews
     from ._host import Host
 
 __all__ = ["AppCenterWidget", "HostWidget", "InspectorWidget", "WaitingWidget", "point_to"]
@@ -87,7 +86,7 @@ class HostWidget(anywidget.AnyWidget):
     problems = traitlets.List(trait=traitlets.Dict()).tag(sync=True)
     config = traitlets.Dict().tag(sync=True)
 
-    def __init__(self, host: Host, **config: Any) -> None:
+    def __init__(self, host: Host, consent: ConsentViews, **config: Any) -> None:
         super().__init__()
         if not BUNDLE.exists():
             logger.warning("[lineup] %s is missing: the front end was not built", BUNDLE)
@@ -110,11 +109,13 @@ class HostWidget(anywidget.AnyWidget):
         self._refresh_agents()
         host.watch_connections(self._on_connection_change)
         self._refresh_problems()
-        host.problems.watch(lambda: self._host_thread.call(self._refresh_problems))
+        host.problems.watch(
+            lambda: self._host_thread.call(self._refresh_problems, "showing the problems")
+        )
         self.on_msg(self._on_message)
         # Consent cards (js/prompts.js): each change of the waiting calls goes to every view
         # as a message, never a synced trait (_consent.py says why).
-        consent = host._broker.views
+        self._consent = consent
         consent.watch(lambda: self._send_consent(consent.update()))
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
@@ -127,7 +128,7 @@ class HostWidget(anywidget.AnyWidget):
             self.send(message)
 
     def _on_connection_change(self) -> None:
-        self._host_thread.call(self._refresh_agents)
+        self._host_thread.call(self._refresh_agents, "showing the agents' connections")
 
     def _refresh_agents(self) -> None:
         self.agents = [agent.view() for agent in self._host.remote_agents]
@@ -198,7 +199,7 @@ class HostWidget(anywidget.AnyWidget):
         elif kind == "surface_problem" and isinstance(instance_id, str):
             self._surface_problem(instance_id, content)
         elif kind in ("consent_sync", "consent_decide", "consent_revoke"):
-            self._host._broker.views.message(content)
+            self._consent.message(content)
 
 
 class AppCenterWidget(anywidget.AnyWidget):
@@ -296,8 +297,8 @@ class InspectorWidget(anywidget.AnyWidget):
         self._sent_seq = 0  # the last record sent to the views
         self._summary = inspector.Summary(host.history.size)  # of the records sent
         self._deciders: dict[str, str | None] = {}  # call_id -> decided_by, from the audit
-        self._flush: asyncio.TimerHandle | None = None
-        self._flushed = 0.0
+        # New records go out at most every INSPECTOR_INTERVAL, from the kernel's thread.
+        self._pacer = Pacer(INSPECTOR_INTERVAL, self._send_new, "sending records to the inspector")
         self._host_thread = HostThread()  # where the kernel's loop runs, if it does
         self._sending = threading.Lock()
         host.history.watch(self._on_record)
@@ -338,25 +339,10 @@ class InspectorWidget(anywidget.AnyWidget):
         return {**call, "decided_by": self._deciders[call_id]}
 
     def _on_record(self, _record: Record) -> None:
-        self._host_thread.call(self._schedule)  # added on another thread: sent from the kernel's
-
-    def _schedule(self) -> None:
-        if self._flush is not None:
-            return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # no event loop at all (a script, a test): send now
-            self._send_new()
-            return
-        wait = self._flushed + INSPECTOR_INTERVAL - loop.time()
-        self._flush = loop.call_later(max(0.0, wait), self._send_new)
+        # Added on another thread: paced and sent from the kernel's.
+        self._host_thread.call(self._pacer.request, "scheduling the inspector's records")
 
     def _send_new(self) -> None:
-        if self._flush is not None:
-            self._flush.cancel()
-            self._flush = None
-        with contextlib.suppress(RuntimeError):
-            self._flushed = asyncio.get_running_loop().time()
         with self._sending:  # without a loop, records may come on several threads at once
             history = self._host.history
             new = history.since(self._sent_seq)  # not a scan of the whole history
@@ -461,14 +447,14 @@ def point_to(kind: str, target: str, label: str, outcome: Pending[Any]) -> Waiti
 
     widget = WaitingWidget(kind=kind, target=target, label=label)
     display(widget)  # type: ignore[no-untyped-call]  # IPython ships no types for it
-    loop = asyncio.get_running_loop()
+    home = HostThread()  # the cell's loop: the value may come on another thread
 
     def ended(value: Any) -> None:
         status = getattr(value, "status", None)
         text = str(status) if kind == "call" else f"answered: {value!r}"
         if kind == "question" and value is None:
             text = "cancelled"
-        loop.call_soon_threadsafe(setattr, widget, "status", text)
+        home.call(lambda: setattr(widget, "status", text), "showing how a wait ended")
 
     outcome.add_done_callback(ended)
     return widget

@@ -29,7 +29,7 @@ import time
 import typing
 
 from . import _errors, _host, _stdio
-from ._pending import _on_running_loop
+from ._threads import running_loop as _running_loop
 from .protocol import rules
 
 if typing.TYPE_CHECKING:  # only the names in __all__ are public here (tests/test_public_api.py)
@@ -230,7 +230,7 @@ class ScriptedUser:
         while (found := self._match(direction, full, fields)) is None:
             if time.monotonic() >= deadline:
                 raise AssertionError(self._missing(direction, full, fields, wait))
-            if _on_running_loop():
+            if _running_loop() is not None:
                 raise _errors.UsageError(
                     "[lineup] ScriptedUser.expect waits for envelopes that the kernel's event "
                     "loop delivers, so it cannot wait on that loop: in a notebook cell, "

@@ -9,7 +9,6 @@ the message limit is not, H44). Every envelope the host emits is valid.
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 import re
@@ -138,7 +137,7 @@ def snapshot(host: Host) -> dict[str, Any]:
             for iid, inst in host.surfaces.items()
         },
         "inventory": host.inventory,
-        "calls": copy.deepcopy(host._calls),  # the remembered app.result of each call_id (C12)
+        "calls": host._broker.ledger.snapshot(),  # the remembered app.result of each call_id (C12)
         "seen": list(host._seen),  # message ids a repeat would be refused for (H9)
     }
 

@@ -17,7 +17,7 @@ def snapshot(host: Host) -> Any:
     """Everything a refused message must leave as it was."""
     return (
         {i: (s.revision, s.generation, s.owner, s.state, s.app) for i, s in host.surfaces.items()},
-        dict(host._calls),
+        host._broker.ledger.snapshot(),
         host.inventory,
     )
 

@@ -115,7 +115,7 @@ def test_h44_c12_an_answered_call_keeps_a_fingerprint_not_its_arguments(tmp_path
 
     kept = retained(calls)
     assert kept < 8 * MiB, f"{kept / MiB:.1f} MiB kept for 150 answered calls"
-    fingerprint, answer = host._calls["call_7"]
+    fingerprint, answer = host._broker.ledger.snapshot()["call_7"]
     assert len(fingerprint) == 64 and answer is not None and answer["status"] == "unsupported"
     same = envelope(
         "app.call",

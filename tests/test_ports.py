@@ -1,0 +1,134 @@
+"""_ports.py: the layers below the Host depend on a small interface, never on the Host.
+
+The broker is built and driven here on a stand-in (no Host, no kernel), and the modules below
+the Host are read to prove none imports it or reaches into a private name of another object.
+"""
+
+from __future__ import annotations
+
+import ast
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import lineup_jupyter
+from lineup_jupyter import Capability, ProtocolError, validate_envelope
+from lineup_jupyter._audit import Audit
+from lineup_jupyter._broker import Broker
+from lineup_jupyter._ports import HostPort
+from lineup_jupyter._problems import Problems
+from lineup_jupyter._surfaces import Surfaces
+from lineup_jupyter.protocol import AppCall, Limits
+
+from .conftest import AGENT, CONVERSATION
+from .test_broker import call
+
+PACKAGE = Path(lineup_jupyter.__file__).parent
+# Below the Host (issue 17): they get what they need of it through _ports, never the class.
+BELOW_THE_HOST = ("_broker", "_consent", "_ledger", "_ports", "_threads", "_view_feed")
+# Names that were reached into from below: the Host's, and the broker's behind the Host.
+PRIVATE = {"_lock", "_send", "_bus", "_broker", "_track", "_connection_changed", "_state"}
+PRIVATE |= {"_capabilities_changed", "_identities", "_host"}
+
+
+@dataclass
+class StandIn:
+    """Everything HostPort asks for, and nothing else."""
+
+    lock: Any = field(default_factory=threading.RLock)
+    conversation_id: str = CONVERSATION
+    limits: Limits = field(default_factory=Limits)
+    surfaces: Surfaces = field(default_factory=lambda: Surfaces(Limits()))
+    problems: Problems = field(default_factory=Problems)
+
+
+def app_call(call_id: str, arguments: dict[str, Any], id_: str) -> AppCall:
+    model = validate_envelope(call(call_id, "demo.confirm", arguments, id_=id_))
+    assert isinstance(model, AppCall)
+    return model
+
+
+def test_the_broker_runs_on_a_stand_in_for_the_host(tmp_path: Path) -> None:
+    """C10, C12, H22 through the port alone: what it sends, and when it says to re-inventory."""
+    port: HostPort = StandIn()
+    sent: list[tuple[str, dict[str, Any], str | None]] = []
+    visibility: list[None] = []
+
+    def send(
+        type_: str, payload: dict[str, Any], *, to: str | None, endpoint: object = None
+    ) -> dict[str, Any]:
+        sent.append((type_, payload, to))
+        return {}
+
+    broker = Broker(
+        port,
+        Audit(tmp_path / "audit.sqlite3"),
+        send=send,
+        on_visibility_changed=lambda: visibility.append(None),
+    )
+    broker.capabilities.declare(Capability("demo.confirm", "user_confirmation", handler=dict))
+    assert visibility  # a new capability: the host is told to send a new inventory (C4)
+
+    first = app_call("c1", {"n": 1}, "m1")
+    broker.check(first.payload)
+    broker.receive(first)
+    assert list(broker.pending) == ["c1"] and sent == []  # waits for the user
+    repeat = app_call("c1", {"n": 1}, "m2")
+    broker.check(repeat.payload)
+    broker.receive(repeat)  # while the first waits: owed the same answer (H22)
+    with pytest.raises(ProtocolError) as conflict:
+        broker.check(app_call("c1", {"n": 2}, "m3").payload)
+    assert conflict.value.rule == "C12"
+
+    answer = broker.decide("c1", "allow")
+    assert answer == {"call_id": "c1", "status": "completed", "result": {"n": 1}}
+    assert sent == [("lineup.v1.app.result", answer, AGENT)] * 2  # one per app.call received
+    broker.audit.close()
+
+
+def _modules() -> list[tuple[str, ast.Module]]:
+    return [
+        (name, ast.parse((PACKAGE / f"{name}.py").read_text(encoding="utf-8")))
+        for name in BELOW_THE_HOST
+    ]
+
+
+@pytest.mark.parametrize(("name", "tree"), _modules(), ids=BELOW_THE_HOST)
+def test_nothing_below_the_host_imports_it_or_reaches_into_privates(
+    name: str, tree: ast.Module
+) -> None:
+    imported = {
+        node.module or ""
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)  # TYPE_CHECKING imports too
+    }
+    assert "_host" not in imported and "_widget" not in imported
+    reached = [
+        f"line {node.lineno}: .{node.attr}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and node.attr in PRIVATE
+        and not (isinstance(node.value, ast.Name) and node.value.id == "self")
+    ]
+    assert reached == []
+
+
+def test_the_detector_sees_a_reach_in() -> None:
+    """The control: the test above would catch what _broker did before issue 17."""
+    tree = ast.parse("with self._host._lock:\n    self._host._send('t', {}, to=None)\n")
+    reached = {
+        node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and node.attr in PRIVATE
+        and not (isinstance(node.value, ast.Name) and node.value.id == "self")
+    }
+    assert reached == {"_lock", "_send"}
+
+
+def test_the_threading_module_imports_nothing_of_the_package() -> None:
+    tree = ast.parse((PACKAGE / "_threads.py").read_text(encoding="utf-8"))
+    assert not [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level > 0]

@@ -1,0 +1,384 @@
+"""_threads.py: where work runs (the kernel's loop, else now, else a thread of its own).
+
+Each function on the three places a call comes from: the loop's own thread (a cell, a comm
+message on ipykernel 7.4), another thread while a loop runs (a transport's reader, a comm
+handler on a 7.0-7.3 subshell), and a program with no loop (a script, pytest). What the work
+raises is reported in the log with ``[lineup]``, never swallowed nor raised into the caller.
+Nothing here sleeps to wait: every test waits on an event or a future.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from lineup_jupyter._threads import (
+    HostThread,
+    Pacer,
+    call_later,
+    call_soon_on,
+    live,
+    repeat,
+    running_loop,
+    spawn,
+)
+
+WAIT = 10.0  # seconds a test waits for a signal before it fails (never reached when it works)
+
+
+class LoopThread:
+    """An event loop running on a thread of its own: the kernel's, as another thread sees it."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        started = threading.Event()
+        self.loop.call_soon(started.set)
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        assert started.wait(WAIT)
+
+    def run(self, make: Callable[[], Any]) -> Any:
+        """``make()`` called on the loop's thread, inside the loop (as a cell runs)."""
+
+        async def inside() -> Any:
+            return make()
+
+        return asyncio.run_coroutine_threadsafe(inside(), self.loop).result(WAIT)
+
+    def close(self) -> None:
+        if self.loop.is_closed():
+            return
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(WAIT)
+        self.loop.close()
+
+
+@pytest.fixture
+def kernel() -> Iterator[LoopThread]:
+    loop_thread = LoopThread()
+    yield loop_thread
+    loop_thread.close()
+
+
+class Ran:
+    """Work that records the thread it ran on; ``fail`` makes it raise."""
+
+    def __init__(self, fail: bool = False) -> None:
+        self.threads: list[int] = []
+        self.names: list[str] = []
+        self.done = threading.Event()
+        self.fail = fail
+
+    def __call__(self, *args: Any) -> None:
+        self.threads.append(threading.get_ident())
+        self.names.append(threading.current_thread().name)
+        self.done.set()
+        if self.fail:
+            raise RuntimeError("the work broke")
+
+
+def reported(caplog: pytest.LogCaptureFixture, what: str) -> bool:
+    return any(
+        record.levelno == logging.ERROR
+        and record.getMessage() == f"[lineup] {what} failed"
+        and record.exc_info is not None
+        and "the work broke" in str(record.exc_info[1])
+        for record in caplog.records
+    )
+
+
+# ---- running_loop, live ---------------------------------------------------------------
+
+
+def test_running_loop_is_the_loop_of_this_thread_only(kernel: LoopThread) -> None:
+    assert running_loop() is None  # pytest's thread runs no loop
+    assert kernel.run(running_loop) is kernel.loop
+    assert live(kernel.loop) and not live(None)
+    stopped = asyncio.new_event_loop()
+    assert not live(stopped)  # made, never run: nothing would run what is handed to it
+    stopped.close()
+
+
+# ---- HostThread.call -------------------------------------------------------------------
+
+
+def test_call_on_the_loops_own_thread_runs_now(kernel: LoopThread) -> None:
+    work = Ran()
+
+    def in_a_cell() -> bool:
+        HostThread().call(work, "the work")
+        return work.done.is_set()  # before call() returned: no waiting on the loop it holds
+
+    assert kernel.run(in_a_cell) is True
+    assert work.threads == [kernel.thread.ident]
+
+
+def test_call_from_another_thread_runs_on_the_loop(kernel: LoopThread) -> None:
+    home = kernel.run(HostThread)
+    work = Ran()
+    home.call(work, "the work")  # from pytest's thread, as a transport's reader calls it
+    assert work.done.wait(WAIT)
+    assert work.threads == [kernel.thread.ident]  # not here: the widget is the loop's
+
+
+def test_call_with_no_loop_runs_now_on_the_callers_thread() -> None:
+    home = HostThread()  # a script: no loop where it was made
+    work = Ran()
+    home.call(work, "the work")
+    assert work.threads == [threading.get_ident()]
+
+
+def test_call_after_the_loop_stopped_runs_now(kernel: LoopThread) -> None:
+    """A finished script's loop runs nothing more: the work must not be queued and lost."""
+    home = kernel.run(HostThread)
+    kernel.close()
+    work = Ran()
+    home.call(work, "the work")
+    assert work.threads == [threading.get_ident()]
+    assert home.post(Ran(), "the work") is False  # and post says nothing was queued
+
+
+@pytest.mark.parametrize("where", ["on the loop", "from another thread", "with no loop"])
+def test_call_reports_what_the_work_raises(
+    where: str, kernel: LoopThread, caplog: pytest.LogCaptureFixture
+) -> None:
+    work = Ran(fail=True)
+    control = Ran()
+    if where == "on the loop":
+        kernel.run(lambda: HostThread().call(work, "the work"))
+    elif where == "from another thread":
+        home = kernel.run(HostThread)
+        home.call(work, "the work")
+        home.call(control, "the control")  # runs after: the failure is logged by then
+        assert control.done.wait(WAIT)
+    else:
+        HostThread().call(work, "the work")  # does not raise into the caller
+    assert work.done.is_set()
+    assert reported(caplog, "the work")
+
+
+def test_post_queues_even_from_the_loops_thread(kernel: LoopThread) -> None:
+    """post() always runs on a later turn (a drain that yields to the kernel's other work)."""
+    work = Ran()
+
+    def in_a_cell() -> tuple[bool, bool]:
+        queued = HostThread().post(work, "the work")
+        return queued, work.done.is_set()
+
+    assert kernel.run(in_a_cell) == (True, False)
+    assert work.done.wait(WAIT)
+    assert HostThread().post(Ran(), "the work") is False  # no loop here: nothing queued
+
+
+# ---- call_soon_on ----------------------------------------------------------------------
+
+
+def test_call_soon_on_wakes_a_future_awaited_on_the_loop(kernel: LoopThread) -> None:
+    """How a click resolved on a subshell thread (ipykernel 7.0-7.3) wakes an awaiting cell."""
+    future: asyncio.Future[str] = kernel.run(kernel.loop.create_future)
+
+    async def cell() -> str:
+        return await future
+
+    awaited = asyncio.run_coroutine_threadsafe(cell(), kernel.loop)
+    assert call_soon_on(kernel.loop, future.set_result, "allowed") is True
+    assert awaited.result(WAIT) == "allowed"
+
+
+def test_call_soon_on_a_closed_loop_queues_nothing(
+    kernel: LoopThread, caplog: pytest.LogCaptureFixture
+) -> None:
+    work = Ran(fail=True)
+    assert call_soon_on(kernel.loop, work) is True
+    control = Ran()
+    call_soon_on(kernel.loop, control)
+    assert control.done.wait(WAIT)
+    assert work.threads == [kernel.thread.ident]
+    assert reported(caplog, "a callback")  # with [lineup] and the traceback
+    kernel.close()
+    assert call_soon_on(kernel.loop, Ran()) is False
+
+
+# ---- call_later ------------------------------------------------------------------------
+
+
+def test_call_later_on_the_loop_is_a_loop_timer(kernel: LoopThread) -> None:
+    work = Ran()
+    kernel.run(lambda: call_later(0, work, what="the timer"))
+    assert work.done.wait(WAIT)
+    assert work.threads == [kernel.thread.ident]  # no thread of its own in a kernel
+
+
+def test_call_later_with_no_loop_is_a_daemon_thread() -> None:
+    work = Ran()
+    call_later(0, work, what="the timer")
+    assert work.done.wait(WAIT)
+    assert work.threads != [threading.get_ident()]
+
+
+@pytest.mark.parametrize("on_loop", [True, False])
+def test_a_cancelled_timer_never_runs(on_loop: bool, kernel: LoopThread) -> None:
+    cancelled, control = Ran(), Ran()
+
+    def start() -> None:
+        call_later(0.05, cancelled, what="the cancelled timer").cancel()
+        call_later(0.2, control, what="the control")  # fires after the cancelled one would
+
+    kernel.run(start) if on_loop else start()
+    assert control.done.wait(WAIT)
+    assert cancelled.threads == []
+
+
+@pytest.mark.parametrize("on_loop", [True, False])
+def test_call_later_reports_what_the_work_raises(
+    on_loop: bool, kernel: LoopThread, caplog: pytest.LogCaptureFixture
+) -> None:
+    work = Ran(fail=True)
+    timer = kernel.run(lambda: call_later(0, work, what="the timer")) if on_loop else None
+    if timer is None:
+        timer = call_later(0, work, what="the timer")
+        assert isinstance(timer, threading.Timer)
+        timer.join(WAIT)  # the thread ends once the failure is logged
+    else:
+        assert work.done.wait(WAIT)
+        kernel.run(lambda: None)  # a later turn of the loop: the failing callback has ended
+    assert reported(caplog, "the timer")
+
+
+def test_call_later_caps_a_far_delay_at_a_day() -> None:
+    """An expires_at in the year 9999 must not overflow a thread's wait: it looks again."""
+    timer = call_later(1e12, Ran(), what="the far timer")
+    assert isinstance(timer, threading.Timer) and timer.interval == 86_400.0
+    timer.cancel()
+
+
+# ---- Pacer -----------------------------------------------------------------------------
+
+
+def test_pacer_with_no_loop_runs_at_once() -> None:
+    work = Ran()
+    pacer = Pacer(60.0, work, "the pacer")
+    pacer.request()
+    pacer.request()
+    assert len(work.threads) == 2 and not pacer.scheduled
+
+
+def test_pacer_on_the_loop_runs_a_burst_once(kernel: LoopThread) -> None:
+    work = Ran()
+    pacer = Pacer(0, work, "the pacer")
+
+    def burst() -> bool:
+        for _ in range(100):
+            pacer.request()
+        return work.done.is_set()
+
+    assert kernel.run(burst) is False  # not during the cell's burst
+    assert work.done.wait(WAIT)
+    kernel.run(lambda: None)  # one more turn: nothing else was scheduled
+    assert work.threads == [kernel.thread.ident]
+
+
+def test_pacer_now_runs_and_cancels_the_scheduled_run(kernel: LoopThread) -> None:
+    work = Ran()
+    pacer = Pacer(3600.0, work, "the pacer")
+
+    def requested_then_flushed() -> bool:
+        pacer.request()  # the first request: scheduled for the loop's next turn
+        pacer.now()
+        return pacer.scheduled
+
+    assert kernel.run(requested_then_flushed) is False
+    kernel.run(pacer.request)  # within the interval: waits an hour, so it stays scheduled
+    assert kernel.run(lambda: pacer.scheduled) is True
+    assert len(work.threads) == 1
+
+
+# ---- repeat ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("on_loop", [True, False])
+def test_repeat_runs_until_stopped_and_goes_on_after_a_failure(
+    on_loop: bool, kernel: LoopThread, caplog: pytest.LogCaptureFixture
+) -> None:
+    runs: list[int] = []
+    enough = threading.Event()
+    stopped = threading.Event()
+
+    def work() -> None:
+        runs.append(threading.get_ident())
+        if len(runs) == 1:
+            raise RuntimeError("the work broke")  # reported, and the next turn comes anyway
+        if len(runs) == 3:
+            repeating.stop()  # from inside the work, as a watcher that finds its surface gone
+            enough.set()
+        if len(runs) > 3:
+            stopped.set()  # a run after stop(): the bad thing
+
+    def start() -> Any:
+        return repeat(0.01, work, what="the poller", name="lineup-test-poller")
+
+    repeating = kernel.run(start) if on_loop else start()
+    assert enough.wait(WAIT)
+    assert reported(caplog, "the poller")
+    control = Ran()
+    call_later(0.1, control, what="the control")  # ten intervals later
+    assert control.done.wait(WAIT)
+    assert not stopped.is_set() and len(runs) == 3
+    if on_loop:
+        assert set(runs) == {kernel.thread.ident}
+    else:
+        assert threading.get_ident() not in runs
+
+
+# ---- spawn -----------------------------------------------------------------------------
+
+
+def test_spawn_on_the_loop_is_a_task_there(kernel: LoopThread) -> None:
+    ran = Ran()
+
+    async def handler() -> None:
+        ran()
+
+    kernel.run(lambda: spawn(handler(), home=None, what="a handler", on_failure=print))
+    assert ran.done.wait(WAIT)
+    assert ran.threads == [kernel.thread.ident]
+
+
+def test_spawn_from_a_thread_goes_to_the_home_loop_else_one_of_its_own(kernel: LoopThread) -> None:
+    at_home, fallback = Ran(), Ran()
+
+    async def handler(ran: Ran) -> None:
+        ran()
+
+    spawn(handler(at_home), home=kernel.loop, what="a handler", on_failure=print)
+    assert at_home.done.wait(WAIT)
+    assert at_home.threads == [kernel.thread.ident]  # the notebook's loop, where it was made
+    kernel.close()
+    spawn(handler(fallback), home=kernel.loop, what="a handler", on_failure=print)
+    assert fallback.done.wait(WAIT)
+    assert fallback.names == ["lineup-async-handlers"]  # the loop thread of its own
+
+
+@pytest.mark.parametrize("on_loop", [True, False])
+def test_spawn_reports_what_the_coroutine_raises(on_loop: bool, kernel: LoopThread) -> None:
+    failures: list[BaseException] = []
+    reported_it = threading.Event()
+
+    def on_failure(exc: BaseException) -> None:
+        failures.append(exc)
+        reported_it.set()
+
+    async def handler() -> None:
+        raise RuntimeError("the work broke")
+
+    def start() -> None:
+        spawn(handler(), home=None, what="a handler", on_failure=on_failure)
+
+    kernel.run(start) if on_loop else start()
+    assert reported_it.wait(WAIT)
+    assert [str(exc) for exc in failures] == ["the work broke"]
