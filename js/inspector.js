@@ -17,9 +17,7 @@ import { RecordLog, arrow, clock, gist, matches, plural, problem } from "./inspe
 /**
  * @typedef {import("./inspector_model.js").InspectorRecord} InspectorRecord
  * @typedef {{ calls: any[], inventories: any[], surfaces: any[] }} Summary
- * @typedef {{ send(content: object): void,
- *   on(name: string, callback: (...args: any[]) => void): void,
- *   off(name: string, callback: (...args: any[]) => void): void }} Model
+ * @typedef {import("./view_protocol.js").Model<import("./view_protocol.js").InspectorViewMessage>} Model
  */
 
 const TABS = /** @type {const} */ (["Messages", "Calls", "Inventory", "Surfaces"]);
@@ -122,7 +120,7 @@ function render({ model, el, signal }) {
   /** @type {{ instance_id: string, states: any[] } | null} */
   let states = null;
 
-  const send = (/** @type {object} */ content) => {
+  const send = (/** @type {import("./view_protocol.js").InspectorViewMessage} */ content) => {
     try {
       model.send(content);
     } catch (error) {

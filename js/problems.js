@@ -8,9 +8,7 @@ import { STYLED, button, element } from "./dom.js";
 /**
  * @typedef {{ seq: number, source: string, where: string, message: string, traceback: string,
  *   agent_id: string | null, instance_id: string | null, at: string, count?: number }} ProblemView
- * @typedef {{ get(name: string): any, send(content: object): void,
- *   on(name: string, callback: () => void): void,
- *   off(name: string, callback: () => void): void }} Model
+ * @typedef {import("./view_protocol.js").Model<import("./view_protocol.js").HostViewMessage>} Model
  */
 
 /** The one line a problem reads as. @param {ProblemView} problem */

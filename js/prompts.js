@@ -29,8 +29,7 @@ import { clip, describeUrl, fieldOrder, hasHidden, KEY_FIELDS, visible } from ".
  *   note: HTMLElement, position: HTMLElement, buttons: HTMLButtonElement[],
  *   actions: HTMLElement, typed: HTMLInputElement | null, remember: HTMLInputElement | null,
  *   busy: boolean, movedAt: number, place: string }} Card
- * @typedef {{ on(name: string, callback: (...args: any[]) => void): void,
- *   off(name: string, callback: (...args: any[]) => void): void }} Model
+ * @typedef {import("./view_protocol.js").Model} Model
  */
 
 const RISK_LABELS = /** @type {Record<string, string>} */ ({
@@ -246,7 +245,8 @@ function argumentRow(capability, name, value) {
 
 /**
  * Draw the consent cards of a host view. Returns the cleanup.
- * @param {{ model: Model, root: HTMLElement, send: (content: object) => void,
+ * @param {{ model: Model, root: HTMLElement,
+ *   send: (content: import("./view_protocol.js").HostViewMessage) => void,
  *   signal?: AbortSignal }} context
  */
 export function mountPrompts({ model, root, send, signal }) {

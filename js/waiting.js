@@ -6,8 +6,7 @@
 import { STYLED, button, element } from "./dom.js";
 
 /**
- * @typedef {{ get(name: string): any, on(name: string, callback: () => void): void,
- *   off(name: string, callback: () => void): void }} Model
+ * @typedef {import("./view_protocol.js").Model} Model
  */
 
 /** The host's element for a call or a question, if a view of the host is on this page.
