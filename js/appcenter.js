@@ -9,7 +9,7 @@
 // View ->:     {kind: "enable" | "disable" | "rollback" | "remove" | "install", app_id} |
 //              {kind: "verify"} | {kind: "refresh"}
 
-import { ACCEPT, STYLED, button, element } from "./dom.js";
+import { ACCEPT, button, element, STYLED } from "./dom.js";
 import { trustText } from "./trust.js";
 
 /**

@@ -12,7 +12,7 @@
 // summary:   {calls: [...], inventories: [...], surfaces: [...]} (lineup_jupyter/_inspector.py)
 
 import { button, element } from "./dom.js";
-import { RecordLog, arrow, clock, gist, matches, plural, problem } from "./inspector_model.js";
+import { arrow, clock, gist, matches, plural, problem, RecordLog } from "./inspector_model.js";
 
 /**
  * @typedef {import("./inspector_model.js").InspectorRecord} InspectorRecord
@@ -48,12 +48,9 @@ function expandable(title, detail, note) {
   const summary = element("summary", "", title);
   if (note) summary.append(element("span", "lineup-inspector-problem", note));
   row.append(summary);
-  row.addEventListener(
-    "toggle",
-    () => {
-      if (row.open && row.childElementCount === 1) row.append(...detail());
-    },
-  );
+  row.addEventListener("toggle", () => {
+    if (row.open && row.childElementCount === 1) row.append(...detail());
+  });
   return row;
 }
 
@@ -183,33 +180,55 @@ function render({ model, el, signal }) {
   const drawCalls = () => {
     const rows = summary.calls.map((call) =>
       tableRow(
-        [call.call_id, call.capability ?? "?", call.agent ?? "?",
+        [
+          call.call_id,
+          call.capability ?? "?",
+          call.agent ?? "?",
           call.refused ? `${call.status}: refused, ${call.refused.rule} ${call.refused.path}` : call.status,
-          call.requested ? clock(call.requested) : "", call.answered ? clock(call.answered) : "",
-          call.decided_by ?? ""],
+          call.requested ? clock(call.requested) : "",
+          call.answered ? clock(call.answered) : "",
+          call.decided_by ?? "",
+        ],
         call,
       ),
     );
-    body.replaceChildren(...table(["call", "capability", "agent", "status", "asked", "answered", "decided by", ""], rows, "No capability call yet."));
+    body.replaceChildren(
+      ...table(
+        ["call", "capability", "agent", "status", "asked", "answered", "decided by", ""],
+        rows,
+        "No capability call yet.",
+      ),
+    );
     count.textContent = plural(summary.calls.length, "call");
   };
 
   const drawInventory = () => {
     const rows = summary.inventories.map((sent) =>
       tableRow(
-        [sent.revision, sent.to ?? "every agent", clock(sent.time),
-          sent.applications.join(", ") || "none", sent.capabilities.join(", ") || "none"],
+        [
+          sent.revision,
+          sent.to ?? "every agent",
+          clock(sent.time),
+          sent.applications.join(", ") || "none",
+          sent.capabilities.join(", ") || "none",
+        ],
         sent,
       ),
     );
-    body.replaceChildren(...table(["revision", "to", "sent", "applications", "capabilities", ""], rows, "No inventory sent yet."));
+    body.replaceChildren(
+      ...table(["revision", "to", "sent", "applications", "capabilities", ""], rows, "No inventory sent yet."),
+    );
     count.textContent = `${plural(summary.inventories.length, "inventory", "inventories")} sent`;
   };
 
   const drawSurfaces = () => {
     const rows = summary.surfaces.map((surface) => {
-      const row = tableRow([surface.instance_id, surface.open ? `open (${surface.app})` : "closed",
-        String(surface.revision), String(surface.revisions)]);
+      const row = tableRow([
+        surface.instance_id,
+        surface.open ? `open (${surface.app})` : "closed",
+        String(surface.revision),
+        String(surface.revisions),
+      ]);
       const cell = element("td", "");
       const show = button("lineup-inspector-states", "States");
       show.setAttribute("aria-label", `States of ${surface.instance_id}`);

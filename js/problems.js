@@ -3,7 +3,7 @@
 // in a log nobody reads. A problem that belongs to a surface is drawn in that surface's card;
 // the others under the agents' lines. Strings go in as text (dom.js).
 
-import { STYLED, button, element } from "./dom.js";
+import { button, element, STYLED } from "./dom.js";
 
 /**
  * @typedef {{ seq: number, source: string, where: string, message: string, traceback: string,

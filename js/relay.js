@@ -191,8 +191,7 @@ export class Relay {
       code: "csp_violation",
       rule: "S3",
       path: "$",
-      message:
-        `blocked by ${directive}: ${asText(message.blocked)}` + (directive.startsWith("script-src") ? SCRIPT_HINT : ""),
+      message: `blocked by ${directive}: ${asText(message.blocked)}${directive.startsWith("script-src") ? SCRIPT_HINT : ""}`,
     });
   }
 

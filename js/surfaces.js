@@ -287,7 +287,8 @@ export class Surfaces {
       code: "focus_stolen",
       rule: "S2",
       path: "$",
-      message: "the surface moved the keyboard focus into its frame without the user's click or Tab; the host stopped it",
+      message:
+        "the surface moved the keyboard focus into its frame without the user's click or Tab; the host stopped it",
     });
     this.sendInOrder({ kind: "close", instance_id: entry.spec.instance_id });
   }

@@ -3,7 +3,7 @@
 // draws in its own output, maybe far above. "Show" scrolls it into view; once it is decided or
 // answered, the line says how. Strings go in as text (dom.js).
 
-import { STYLED, button, element } from "./dom.js";
+import { button, element, STYLED } from "./dom.js";
 
 /**
  * @typedef {import("./view_protocol.js").Model} Model

@@ -17,6 +17,7 @@ import pytest
 from typing_extensions import get_type_hints, is_typeddict
 
 from lineup_jupyter import Host
+from lineup_jupyter import _view_codegen as codegen
 from lineup_jupyter import _view_protocol as vp
 
 from .conftest import view_sends
@@ -111,7 +112,7 @@ def test_what_the_kernel_sends_is_declared(host: Host) -> None:
 def test_js_view_protocol_is_generated_from_the_definitions() -> None:
     """js/view_protocol.js is what the generator writes now (the browser's typedefs and the
     kernel's checks cannot drift apart)."""
-    assert vp.JS_PATH.read_text(encoding="utf-8") == vp.js_text(), (
-        "js/view_protocol.js is stale: run python -m lineup_jupyter._view_protocol"
+    assert codegen.JS_PATH.read_text(encoding="utf-8") == codegen.js_text(), (
+        "js/view_protocol.js is stale: run python -m lineup_jupyter._view_codegen"
     )
-    assert vp.main(["--check"]) == 0
+    assert codegen.main(["--check"]) == 0

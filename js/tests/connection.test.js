@@ -43,7 +43,8 @@ test("a view that never connects keeps only the first few", () => {
 test("events batched in a burst go before the message that followed them", () => {
   const { connection, sent, timers } = fake();
   connection.connect();
-  for (let n = 0; n < EVENTS_ALONE_PER_SECOND + 5; n++) connection.event({ kind: "event", instance_id: "w", message: n });
+  for (let n = 0; n < EVENTS_ALONE_PER_SECOND + 5; n++)
+    connection.event({ kind: "event", instance_id: "w", message: n });
   connection.sendInOrder({ kind: "close", instance_id: "w" });
   const kinds = sent.map((content) => content.kind);
   assert.deepEqual(kinds.slice(-2), ["events", "close"]);

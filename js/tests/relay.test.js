@@ -152,7 +152,8 @@ test("a surface's problem is text and bounded, whatever the bridge was sent", ()
 
 test("S3: CSP violations are reported at most once a second, with the script hint for scripts", () => {
   const { entry, relay, sent, message, advance } = setup();
-  for (let n = 0; n < 100; n++) relay.handle(entry, message({ type: "csp", directive: "script-src-elem", blocked: "inline" }));
+  for (let n = 0; n < 100; n++)
+    relay.handle(entry, message({ type: "csp", directive: "script-src-elem", blocked: "inline" }));
   advance(1001);
   relay.handle(entry, message({ type: "csp", directive: "img-src", blocked: "https://x" }));
   assert.deepEqual(
@@ -168,7 +169,18 @@ test("fields String() cannot convert never break the view", () => {
   const hostile = { toString: null, valueOf: null };
   for (const type of ["csp", "blocked", "dropped", "too_large", "resize"]) {
     assert.doesNotThrow(() =>
-      relay.handle(entry, message({ type, directive: hostile, blocked: hostile, what: hostile, count: hostile, limit: hostile, height: hostile })),
+      relay.handle(
+        entry,
+        message({
+          type,
+          directive: hostile,
+          blocked: hostile,
+          what: hostile,
+          count: hostile,
+          limit: hostile,
+          height: hostile,
+        }),
+      ),
     );
   }
   assert.ok(sent.some((content) => content.code === "csp_violation"));

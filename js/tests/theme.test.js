@@ -11,7 +11,10 @@ test("each --lineup- variable carries its JupyterLab variable's value, trimmed",
   const message = themeMessage(styles, "true");
   assert.equal(message.namespace, SURFACE_NAMESPACE);
   assert.equal(message.type, "theme");
-  assert.deepEqual(Object.keys(message.vars), THEME_VARIABLES.map(([name]) => name));
+  assert.deepEqual(
+    Object.keys(message.vars),
+    THEME_VARIABLES.map(([name]) => name),
+  );
   assert.equal(message.vars["--lineup-accent"], "--jp-brand-color1-value");
 });
 
