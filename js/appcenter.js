@@ -5,9 +5,9 @@
 // Synced:      apps [{id, name, version, enabled, previous, versions, surfaces, source}],
 //              trust {mode, allowed, keys}, verification {app_id: [problem, ...]},
 //              available [{id, name}]  (shipped apps not installed)
-// Kernel ->:   {kind: "notice", text}  (an action the kernel refused, said in a sentence)
-// View ->:     {kind: "enable" | "disable" | "rollback" | "remove" | "install", app_id} |
-//              {kind: "verify"} | {kind: "refresh"}
+// Messages:    view_protocol.js AppCenterViewMessage (enable, disable, rollback, remove,
+//              install, verify, refresh) and AppCenterKernelMessage (a notice: an action the
+//              kernel refused, said in a sentence).
 
 import { ACCEPT, button, element, STYLED } from "./dom.js";
 import { trustText } from "./trust.js";

@@ -4,12 +4,9 @@
 // revisions and each surface's states by revision. It only reads; agent strings go in as
 // text (dom.js), and JSON is drawn only when a row is opened.
 //
-// View ->:   {kind: "sync"} | {kind: "states", instance_id} | {kind: "export"}
-// Kernel ->: {kind: "reset", records, size, dropped, summary}
-//            {kind: "records", after, records, dropped, summary}   (after: the seq before)
-//            {kind: "states", instance_id, states: [{revision, time, state}]}
-//            {kind: "export", filename, count} with the JSON lines as buffers[0]
-// summary:   {calls: [...], inventories: [...], surfaces: [...]} (lineup_jupyter/_inspector.py)
+// Messages: view_protocol.js InspectorViewMessage (sync, states, export) and
+// InspectorKernelMessage (reset, records after a seq, states, export with the JSON lines as
+// buffers[0]); the summary's entries are lineup_jupyter/_inspector.py's.
 
 import { button, element } from "./dom.js";
 import { arrow, clock, gist, matches, plural, problem, RecordLog } from "./inspector_model.js";

@@ -2,11 +2,9 @@
 // surface (a surface cannot draw or click one: it lives in its own sandboxed frame). The kernel
 // decides what is pending; this module only shows it and reports the user's click.
 //
-// Kernel -> view:  {kind: "consent", seq, pending: CallSpec[], remembered: string[], recent: Recent[]}
-//                  {kind: "consent_delta", seq, added: CallSpec[], removed: string[],
-//                   remembered?, recent?, refused?}: each change alone; a gap in seq: sync again
-// View -> kernel:  {kind: "consent_sync"} | {kind: "consent_revoke", capability}
-//                  {kind: "consent_decide", call_id, decision, remember, typed_name, outcome?}
+// Messages (view_protocol.js): the kernel sends `consent` (everything) after a `consent_sync`,
+// then `consent_delta` (each change alone; a gap in seq: sync again); the view sends
+// `consent_sync`, `consent_decide` and `consent_revoke`.
 //
 // Capabilities that need the user's activation (open a tab, write the clipboard, pick a file)
 // run inside the Allow click's own handler, before anything is awaited (H21); what the browser
