@@ -92,21 +92,49 @@ def test_h38_a_missing_required_field_is_refused_precisely(
     assert (error["code"], error["path"]) == ("invalid", f"$.{field}")
 
 
+def declared(message: dict[str, Any], sends: vp.MessageSet) -> None:
+    """``message`` is of a kind ``sends`` declares, with every field its TypedDict requires,
+    and none it does not know."""
+    definition = sends[message[sends.key]]
+    fields = get_type_hints(definition)
+    assert definition.__required_keys__ <= message.keys() <= fields.keys(), message  # type: ignore[attr-defined]
+
+
 def test_what_the_kernel_sends_is_declared(host: Host) -> None:
-    """The kinds the host's widget sent in a session are those HOST_SENDS declares, each
-    with the fields its TypedDict requires; feed ops likewise."""
-    view = widgets(host)["host"]
+    """Every message the three widgets sent in a session, and every feed op, is one their
+    sets declare, with the fields its TypedDict says (json round trip: as a view gets it)."""
+    views = widgets(host)
     agent = host.connect_agent("a")
     agent.open("w", html="<p>", state={"n": 1})
     agent.patch("w", {"n": 2})
-    view_sends(view, {"kind": "sync"})
-    view_sends(view, {"kind": "consent_sync"})
-    assert {message["kind"] for message in view.sent} >= {"snapshot", "feed", "consent"}
-    for message in json.loads(json.dumps(view.sent)):
-        declared = vp.HOST_SENDS[message["kind"]]
-        assert declared.__required_keys__ <= message.keys()  # type: ignore[attr-defined]
-        for op in message.get("ops", []) if message["kind"] == "feed" else []:
-            assert vp.FEED_OPS[op["op"]].__required_keys__ <= op.keys()  # type: ignore[attr-defined]
+    agent.patch("w", {"n": 3}, merge=True)
+    with agent.stream("s") as stream:
+        stream.write("Hello")
+        stream.write(", world")
+    agent.say("*hi*", component_id="m")
+    agent.remove("m")
+    agent.close("w")
+    view_sends(views["host"], {"kind": "sync"})
+    view_sends(views["host"], {"kind": "consent_sync"})
+    view_sends(views["host"], {"kind": "answer", "component_id": "nope", "status": "answered"})
+    for kind in ("sync", "export"):
+        view_sends(views["inspector"], {"kind": kind})
+    view_sends(views["inspector"], {"kind": "states", "instance_id": "w"})
+    view_sends(views["apps"], {"kind": "rollback", "app_id": "com.example.none"})
+    sent = {name: json.loads(json.dumps(view.sent)) for name, view in views.items()}
+    kinds = {name: {message["kind"] for message in messages} for name, messages in sent.items()}
+    assert kinds["host"] >= {"snapshot", "feed", "consent", "answer_refused"}
+    assert kinds["inspector"] == {"reset", "states", "export", "records"}
+    assert kinds["apps"] == {"notice"}
+    ops = set()
+    for name, sends in (("host", vp.HOST_SENDS), ("inspector", vp.INSPECTOR_SENDS)):
+        for message in sent[name]:
+            declared(message, sends)
+            for op in message.get("ops", []) if message["kind"] == "feed" else []:
+                declared(op, vp.FEED_OPS)
+                ops.add(op["op"])
+    declared(sent["apps"][0], vp.APP_CENTER_SENDS)
+    assert ops == set(vp.FEED_OPS)
 
 
 def test_js_view_protocol_is_generated_from_the_definitions() -> None:
