@@ -16,6 +16,7 @@ import { element } from "./dom.js";
 import { guardFocus } from "./focus_guard.js";
 import { mountProblems, PROBLEMS_STYLE } from "./problems.js";
 import { mountPrompts } from "./prompts.js";
+import { SURFACE_NAMESPACE } from "./protocol.generated.js";
 import { Relay } from "./relay.js";
 import { Surfaces } from "./surfaces.js";
 import { pageTheme, watchTheme } from "./theme.js";
@@ -147,10 +148,9 @@ function render({ model, el, signal }) {
       ? null
       : guardFocus({
           shells: () => Array.from(surfaces.values(), (entry) => entry.shell),
-          probe: (shell, nonce) => {
-            const entry = surfaces.byShell(shell);
-            if (entry) surfaces.post(entry, { type: "focus_probe", nonce });
-          },
+          // To the shell's window itself: a frame that has not spoken yet has no entry.source.
+          probe: (shell, nonce) =>
+            shell.contentWindow?.postMessage({ namespace: SURFACE_NAMESPACE, type: "focus_probe", nonce }, "*"),
           stolen: (shell) => {
             const entry = surfaces.byShell(shell);
             if (entry) surfaces.stopStolen(entry, componentList);
