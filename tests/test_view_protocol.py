@@ -14,10 +14,11 @@ import typing
 from typing import Any, Literal
 
 import pytest
-from typing_extensions import get_type_hints, is_typeddict
+from typing_extensions import TypedDict, get_type_hints, is_typeddict
 
 from lineup_jupyter import Host
 from lineup_jupyter import _view_codegen as codegen
+from lineup_jupyter import _view_messages as view_messages
 from lineup_jupyter import _view_protocol as vp
 
 from .conftest import view_sends
@@ -57,6 +58,27 @@ def widgets(host: Host) -> dict[str, Any]:
 
 def h38_refusals(host: Host, before: int) -> list[dict[str, Any]]:
     return [r.error for r in list(host.history)[before:] if r.error and r.error["rule"] == "H38"]
+
+
+@pytest.mark.parametrize("takes", [*TAKES.values(), vp.EVENT_ITEM], ids=lambda s: s.name)
+def test_h38_every_field_a_view_sends_has_an_exact_check(takes: vp.MessageSet) -> None:
+    """Each field of each kind becomes a check of its JSON types (a type the checks could
+    only hold loosely, a Literal or a number, raises instead)."""
+    checks = view_messages.fields(takes)
+    assert checks.keys() == takes.keys()
+    for kind, message in takes.items():
+        assert checks[kind].keys() == get_type_hints(message).keys() - {"kind"}
+
+
+def test_h38_a_field_the_checks_cannot_hold_exactly_is_not_accepted() -> None:
+    """The control: a set with a Literal field other than the kind raises at once."""
+
+    class Loose(TypedDict):
+        kind: Literal["loose"]
+        mode: Literal["a", "b"]
+
+    with pytest.raises(TypeError, match="no exact JSON check"):
+        view_messages.fields(vp.MessageSet("Loose", Loose))
 
 
 @pytest.mark.parametrize(
