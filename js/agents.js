@@ -6,8 +6,7 @@ import { element } from "./dom.js";
 
 /**
  * @typedef {{ agent_id: string | null, via: string, status: string, problem: string | null }} AgentView
- * @typedef {{ get(name: string): any, on(name: string, callback: () => void): void,
- *   off(name: string, callback: () => void): void }} Model
+ * @typedef {import("./view_protocol.js").Model} Model
  */
 
 /** The line for one agent. @param {AgentView} agent */

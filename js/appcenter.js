@@ -5,20 +5,18 @@
 // Synced:      apps [{id, name, version, enabled, previous, versions, surfaces, source}],
 //              trust {mode, allowed, keys}, verification {app_id: [problem, ...]},
 //              available [{id, name}]  (shipped apps not installed)
-// Kernel ->:   {kind: "notice", text}  (an action the kernel refused, said in a sentence)
-// View ->:     {kind: "enable" | "disable" | "rollback" | "remove" | "install", app_id} |
-//              {kind: "verify"} | {kind: "refresh"}
+// Messages:    view_protocol.js AppCenterViewMessage (enable, disable, rollback, remove,
+//              install, verify, refresh) and AppCenterKernelMessage (a notice: an action the
+//              kernel refused, said in a sentence).
 
-import { ACCEPT, STYLED, button, element } from "./dom.js";
+import { ACCEPT, button, element, STYLED } from "./dom.js";
 import { trustText } from "./trust.js";
 
 /**
  * @typedef {{ id: string, name: string, version: string, enabled: boolean,
  *   previous: string | null, versions: string[], surfaces: string[], source: string }} AppRow
  * @typedef {import("./trust.js").TrustSummary} TrustSummary
- * @typedef {{ get(name: string): any, send(content: object): void,
- *   on(name: string, callback: (...args: any[]) => void): void,
- *   off(name: string, callback: (...args: any[]) => void): void }} Model
+ * @typedef {import("./view_protocol.js").Model<import("./view_protocol.js").AppCenterViewMessage>} Model
  */
 
 const STYLE = `
@@ -64,7 +62,7 @@ function render({ model, el, signal }) {
   root.append(bar, notice, table);
   el.append(style, root);
 
-  const send = (/** @type {object} */ content) => {
+  const send = (/** @type {import("./view_protocol.js").AppCenterViewMessage} */ content) => {
     notice.textContent = "";
     try {
       model.send(content);
@@ -76,7 +74,10 @@ function render({ model, el, signal }) {
   verify.addEventListener("click", () => send({ kind: "verify" }));
   refresh.addEventListener("click", () => send({ kind: "refresh" }));
 
-  /** @param {string} label @param {string} kind @param {AppRow} app @param {string} title */
+  /**
+   * @param {string} label @param {import("./view_protocol.js").AppAction["kind"]} kind
+   * @param {AppRow} app @param {string} title
+   */
   const action = (label, kind, app, title) => {
     const node = button(`lineup-apps-${kind} ${STYLED}`, label);
     node.title = title;

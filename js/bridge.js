@@ -29,7 +29,7 @@ export function surfaceBridge(config) {
   }
   // execCommand('copy') wrote the page's clipboard after one click (measured).
   try {
-    delete (/** @type {any} */ (Document.prototype)).execCommand;
+    delete (/** @type {any} */ (Document.prototype).execCommand);
     Object.defineProperty(Document.prototype, "execCommand", { value: undefined });
   } catch {
     // already gone
@@ -75,7 +75,9 @@ export function surfaceBridge(config) {
   // but not the references taken here. Reflect.apply is one of them.
   const apply = Reflect.apply;
   const getter = (/** @type {object} */ proto, /** @type {string} */ name) =>
-    /** @type {(this: any) => any} */ (/** @type {PropertyDescriptor} */ (Object.getOwnPropertyDescriptor(proto, name)).get);
+    /** @type {(this: any) => any} */ (
+      /** @type {PropertyDescriptor} */ (Object.getOwnPropertyDescriptor(proto, name)).get
+    );
   const define = Object.defineProperty;
   const stopAll = Event.prototype.stopImmediatePropagation;
   const cancel = Event.prototype.preventDefault;
@@ -265,7 +267,7 @@ export function surfaceBridge(config) {
   const describe = (/** @type {unknown} */ value) => {
     try {
       if (value instanceof Error) return `${value.name}: ${value.message}`;
-      return typeof value === "string" ? value : JSON.stringify(value) ?? String(value);
+      return typeof value === "string" ? value : (JSON.stringify(value) ?? String(value));
     } catch {
       return String(value);
     }
@@ -433,13 +435,15 @@ export function exceeds(message, limit) {
       } else if (value instanceof Map || value instanceof Set) {
         for (const entry of value) {
           stack.push(entry);
-          if ((size += 1) > limit) break;
+          size += 1;
+          if (size > limit) break;
         }
       } else {
         const object = /** @type {Record<string, unknown>} */ (value);
         for (const key in object) {
           stack.push(object[key]);
-          if ((size += key.length + 3) > limit) break;
+          size += key.length + 3;
+          if (size > limit) break;
         }
       }
     }

@@ -4,8 +4,8 @@
 // hatch-jupyter-builder runs this during `pip install`; paths are resolved from this file so
 // the working directory does not matter.
 
-import { build } from "esbuild";
 import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 

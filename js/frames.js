@@ -1,8 +1,8 @@
 // The two documents a surface lives in, built from small tested pieces (no string soup):
 // the host-owned shell frame, and inside it the surface frame whose first node is its CSP (S3).
 
-import { EVENT_NAME_PATTERN, SURFACE_NAMESPACE } from "./protocol.generated.js";
 import { exceeds, shellRelay, surfaceBridge } from "./bridge.js";
+import { EVENT_NAME_PATTERN, SURFACE_NAMESPACE } from "./protocol.generated.js";
 import { cspHash } from "./sha256.js";
 
 /** S2: exactly this, never allow-same-origin, allow-top-navigation, allow-popups, allow-forms. */
@@ -154,13 +154,17 @@ export function surfaceDocument(bundle) {
  * @param {number} [perSecond] messages the shell passes up each second (events, sizes, pongs)
  */
 export function shellDocument(surface, perSecond = SHELL_MESSAGES_PER_SECOND) {
-  const relay = call(shellRelay, {
-    srcdoc: surface.srcdoc,
-    allow: ALLOW,
-    namespace: SURFACE_NAMESPACE,
-    perSecond,
-    maxChars: MAX_MESSAGE_CHARS,
-  }, [exceeds]);
+  const relay = call(
+    shellRelay,
+    {
+      srcdoc: surface.srcdoc,
+      allow: ALLOW,
+      namespace: SURFACE_NAMESPACE,
+      perSecond,
+      maxChars: MAX_MESSAGE_CHARS,
+    },
+    [exceeds],
+  );
   return (
     `<meta http-equiv="Content-Security-Policy" content="${escapeAttribute(shellCsp(cspHash(relay), surface.scriptHash))}">` +
     `<meta charset="utf-8">` +

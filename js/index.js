@@ -1,6 +1,7 @@
 // The bundle's entry (esbuild writes it to lineup_jupyter/static/lineup.js): the anywidget
 // module of the Host view, with the protocol pieces the browser checks with.
 
+export { SANDBOX, shellCsp, shellDocument, surfaceCsp, surfaceDocument } from "./frames.js";
 export * as rules from "./protocol.generated.js";
 export {
   checkJsonValue,
@@ -9,5 +10,4 @@ export {
   memberPath,
   validateSurfaceMessage,
 } from "./surface_message.js";
-export { shellDocument, surfaceDocument, SANDBOX, surfaceCsp, shellCsp } from "./frames.js";
 export { default } from "./widget.js";

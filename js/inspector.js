@@ -4,22 +4,17 @@
 // revisions and each surface's states by revision. It only reads; agent strings go in as
 // text (dom.js), and JSON is drawn only when a row is opened.
 //
-// View ->:   {kind: "sync"} | {kind: "states", instance_id} | {kind: "export"}
-// Kernel ->: {kind: "reset", records, size, dropped, summary}
-//            {kind: "records", after, records, dropped, summary}   (after: the seq before)
-//            {kind: "states", instance_id, states: [{revision, time, state}]}
-//            {kind: "export", filename, count} with the JSON lines as buffers[0]
-// summary:   {calls: [...], inventories: [...], surfaces: [...]} (lineup_jupyter/_inspector.py)
+// Messages: view_protocol.js InspectorViewMessage (sync, states, export) and
+// InspectorKernelMessage (reset, records after a seq, states, export with the JSON lines as
+// buffers[0]); the summary's entries are lineup_jupyter/_inspector.py's.
 
 import { button, element } from "./dom.js";
-import { RecordLog, arrow, clock, gist, matches, plural, problem } from "./inspector_model.js";
+import { arrow, clock, gist, matches, plural, problem, RecordLog } from "./inspector_model.js";
 
 /**
  * @typedef {import("./inspector_model.js").InspectorRecord} InspectorRecord
  * @typedef {{ calls: any[], inventories: any[], surfaces: any[] }} Summary
- * @typedef {{ send(content: object): void,
- *   on(name: string, callback: (...args: any[]) => void): void,
- *   off(name: string, callback: (...args: any[]) => void): void }} Model
+ * @typedef {import("./view_protocol.js").Model<import("./view_protocol.js").InspectorViewMessage>} Model
  */
 
 const TABS = /** @type {const} */ (["Messages", "Calls", "Inventory", "Surfaces"]);
@@ -50,12 +45,9 @@ function expandable(title, detail, note) {
   const summary = element("summary", "", title);
   if (note) summary.append(element("span", "lineup-inspector-problem", note));
   row.append(summary);
-  row.addEventListener(
-    "toggle",
-    () => {
-      if (row.open && row.childElementCount === 1) row.append(...detail());
-    },
-  );
+  row.addEventListener("toggle", () => {
+    if (row.open && row.childElementCount === 1) row.append(...detail());
+  });
   return row;
 }
 
@@ -122,7 +114,7 @@ function render({ model, el, signal }) {
   /** @type {{ instance_id: string, states: any[] } | null} */
   let states = null;
 
-  const send = (/** @type {object} */ content) => {
+  const send = (/** @type {import("./view_protocol.js").InspectorViewMessage} */ content) => {
     try {
       model.send(content);
     } catch (error) {
@@ -185,33 +177,55 @@ function render({ model, el, signal }) {
   const drawCalls = () => {
     const rows = summary.calls.map((call) =>
       tableRow(
-        [call.call_id, call.capability ?? "?", call.agent ?? "?",
+        [
+          call.call_id,
+          call.capability ?? "?",
+          call.agent ?? "?",
           call.refused ? `${call.status}: refused, ${call.refused.rule} ${call.refused.path}` : call.status,
-          call.requested ? clock(call.requested) : "", call.answered ? clock(call.answered) : "",
-          call.decided_by ?? ""],
+          call.requested ? clock(call.requested) : "",
+          call.answered ? clock(call.answered) : "",
+          call.decided_by ?? "",
+        ],
         call,
       ),
     );
-    body.replaceChildren(...table(["call", "capability", "agent", "status", "asked", "answered", "decided by", ""], rows, "No capability call yet."));
+    body.replaceChildren(
+      ...table(
+        ["call", "capability", "agent", "status", "asked", "answered", "decided by", ""],
+        rows,
+        "No capability call yet.",
+      ),
+    );
     count.textContent = plural(summary.calls.length, "call");
   };
 
   const drawInventory = () => {
     const rows = summary.inventories.map((sent) =>
       tableRow(
-        [sent.revision, sent.to ?? "every agent", clock(sent.time),
-          sent.applications.join(", ") || "none", sent.capabilities.join(", ") || "none"],
+        [
+          sent.revision,
+          sent.to ?? "every agent",
+          clock(sent.time),
+          sent.applications.join(", ") || "none",
+          sent.capabilities.join(", ") || "none",
+        ],
         sent,
       ),
     );
-    body.replaceChildren(...table(["revision", "to", "sent", "applications", "capabilities", ""], rows, "No inventory sent yet."));
+    body.replaceChildren(
+      ...table(["revision", "to", "sent", "applications", "capabilities", ""], rows, "No inventory sent yet."),
+    );
     count.textContent = `${plural(summary.inventories.length, "inventory", "inventories")} sent`;
   };
 
   const drawSurfaces = () => {
     const rows = summary.surfaces.map((surface) => {
-      const row = tableRow([surface.instance_id, surface.open ? `open (${surface.app})` : "closed",
-        String(surface.revision), String(surface.revisions)]);
+      const row = tableRow([
+        surface.instance_id,
+        surface.open ? `open (${surface.app})` : "closed",
+        String(surface.revision),
+        String(surface.revisions),
+      ]);
       const cell = element("td", "");
       const show = button("lineup-inspector-states", "States");
       show.setAttribute("aria-label", `States of ${surface.instance_id}`);

@@ -3,14 +3,12 @@
 // in a log nobody reads. A problem that belongs to a surface is drawn in that surface's card;
 // the others under the agents' lines. Strings go in as text (dom.js).
 
-import { STYLED, button, element } from "./dom.js";
+import { button, element, STYLED } from "./dom.js";
 
 /**
  * @typedef {{ seq: number, source: string, where: string, message: string, traceback: string,
  *   agent_id: string | null, instance_id: string | null, at: string, count?: number }} ProblemView
- * @typedef {{ get(name: string): any, send(content: object): void,
- *   on(name: string, callback: () => void): void,
- *   off(name: string, callback: () => void): void }} Model
+ * @typedef {import("./view_protocol.js").Model<import("./view_protocol.js").HostViewMessage>} Model
  */
 
 /** The one line a problem reads as. @param {ProblemView} problem */

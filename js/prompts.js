@@ -2,17 +2,15 @@
 // surface (a surface cannot draw or click one: it lives in its own sandboxed frame). The kernel
 // decides what is pending; this module only shows it and reports the user's click.
 //
-// Kernel -> view:  {kind: "consent", seq, pending: CallSpec[], remembered: string[], recent: Recent[]}
-//                  {kind: "consent_delta", seq, added: CallSpec[], removed: string[],
-//                   remembered?, recent?, refused?}: each change alone; a gap in seq: sync again
-// View -> kernel:  {kind: "consent_sync"} | {kind: "consent_revoke", capability}
-//                  {kind: "consent_decide", call_id, decision, remember, typed_name, outcome?}
+// Messages (view_protocol.js): the kernel sends `consent` (everything) after a `consent_sync`,
+// then `consent_delta` (each change alone; a gap in seq: sync again); the view sends
+// `consent_sync`, `consent_decide` and `consent_revoke`.
 //
 // Capabilities that need the user's activation (open a tab, write the clipboard, pick a file)
 // run inside the Allow click's own handler, before anything is awaited (H21); what the browser
 // did goes to the kernel as `outcome`, which the kernel checks.
 
-import { ACCEPT, REJECT, button, element } from "./dom.js";
+import { ACCEPT, button, element, REJECT } from "./dom.js";
 import { clip, describeUrl, fieldOrder, hasHidden, KEY_FIELDS, visible } from "./honest_text.js";
 
 /**
@@ -29,8 +27,7 @@ import { clip, describeUrl, fieldOrder, hasHidden, KEY_FIELDS, visible } from ".
  *   note: HTMLElement, position: HTMLElement, buttons: HTMLButtonElement[],
  *   actions: HTMLElement, typed: HTMLInputElement | null, remember: HTMLInputElement | null,
  *   busy: boolean, movedAt: number, place: string }} Card
- * @typedef {{ on(name: string, callback: (...args: any[]) => void): void,
- *   off(name: string, callback: (...args: any[]) => void): void }} Model
+ * @typedef {import("./view_protocol.js").Model} Model
  */
 
 const RISK_LABELS = /** @type {Record<string, string>} */ ({
@@ -145,16 +142,27 @@ export function runInBrowser(spec, root) {
       root.append(input);
       const maxContent = spec.browser.max_content_bytes ?? 0;
       const picked = new Promise((resolve) => {
-        input.addEventListener("change", () => {
-          const file = input.files?.[0];
-          input.remove();
-          if (!file) resolve({ cancelled: true });
-          else describeFile(file, maxContent).then(resolve, (error) => resolve({ ok: false, message: String(error?.name ?? error) }));
-        }, { once: true });
-        input.addEventListener("cancel", () => {
-          input.remove();
-          resolve({ cancelled: true });
-        }, { once: true });
+        input.addEventListener(
+          "change",
+          () => {
+            const file = input.files?.[0];
+            input.remove();
+            if (!file) resolve({ cancelled: true });
+            else
+              describeFile(file, maxContent).then(resolve, (error) =>
+                resolve({ ok: false, message: String(error?.name ?? error) }),
+              );
+          },
+          { once: true },
+        );
+        input.addEventListener(
+          "cancel",
+          () => {
+            input.remove();
+            resolve({ cancelled: true });
+          },
+          { once: true },
+        );
       });
       input.click();
       return /** @type {Promise<Outcome>} */ (picked);
@@ -214,9 +222,7 @@ function holdsHidden(spec) {
     return false;
   };
   if (hasHidden(spec.agent) || hasHidden(spec.reason, { multiline: true })) return true;
-  return Object.entries(spec.arguments).some(
-    ([name, value]) => hasHidden(name) || walk(value, !keys.includes(name)),
-  );
+  return Object.entries(spec.arguments).some(([name, value]) => hasHidden(name) || walk(value, !keys.includes(name)));
 }
 
 /**
@@ -234,7 +240,10 @@ function argumentRow(capability, name, value) {
   const url = name === "url" && typeof value === "string" ? describeUrl(value) : null;
   if (url) {
     body.append(...shown(url.before), element("strong", "lineup-prompt-domain", url.domain), ...shown(url.after));
-    if (url.punycode) body.append(element("div", "lineup-prompt-warning", "An international name, shown as the browser sends it (punycode)."));
+    if (url.punycode)
+      body.append(
+        element("div", "lineup-prompt-warning", "An international name, shown as the browser sends it (punycode)."),
+      );
   } else if (typeof value === "string") {
     fillBounded(body, value, key ? SHOWN.key : SHOWN.other, !key);
   } else {
@@ -246,7 +255,8 @@ function argumentRow(capability, name, value) {
 
 /**
  * Draw the consent cards of a host view. Returns the cleanup.
- * @param {{ model: Model, root: HTMLElement, send: (content: object) => void,
+ * @param {{ model: Model, root: HTMLElement,
+ *   send: (content: import("./view_protocol.js").HostViewMessage) => void,
  *   signal?: AbortSignal }} context
  */
 export function mountPrompts({ model, root, send, signal }) {
@@ -303,12 +313,7 @@ export function mountPrompts({ model, root, send, signal }) {
     agent.prepend("«");
     agent.append("»");
     agent.title = "The name the agent gave itself";
-    title.append(
-      "Agent ",
-      agent,
-      " asks to use ",
-      element("code", "lineup-prompt-capability", spec.capability),
-    );
+    title.append("Agent ", agent, " asks to use ", element("code", "lineup-prompt-capability", spec.capability));
     const risk = element("div", "lineup-prompt-risk", `Risk: ${RISK_LABELS[spec.risk] ?? spec.risk}`);
     const reason = element("div", "lineup-prompt-reason");
     const reasonText = element("span", "lineup-prompt-reason-text");
@@ -321,7 +326,11 @@ export function mountPrompts({ model, root, send, signal }) {
       args.append(argumentRow(spec.capability, name, spec.arguments[name]));
     }
     const warning = holdsHidden(spec)
-      ? element("div", "lineup-prompt-warning", "This request holds invisible or direction-changing characters: each is shown as ⟨U+code⟩.")
+      ? element(
+          "div",
+          "lineup-prompt-warning",
+          "This request holds invisible or direction-changing characters: each is shown as ⟨U+code⟩.",
+        )
       : null;
     const expiry = element("div", "lineup-prompt-expiry");
     const note = element("div", "lineup-prompt-note");
@@ -366,7 +375,14 @@ export function mountPrompts({ model, root, send, signal }) {
 
     /** @type {Card} */
     const entry = {
-      spec, card, expiry, note, position, typed, remember, actions,
+      spec,
+      card,
+      expiry,
+      note,
+      position,
+      typed,
+      remember,
+      actions,
       deadline: Date.now() + spec.remaining_ms,
       buttons: [allow, deny, dismiss],
       busy: false,
@@ -374,13 +390,17 @@ export function mountPrompts({ model, root, send, signal }) {
       place: "",
     };
     // Capture: checked before any button's own handler, so an early click decides nothing.
-    actions.addEventListener("click", (event) => {
-      if (!tooSoon(event, entry.movedAt, performance.now())) return;
-      event.stopImmediatePropagation();
-      note.textContent =
-        "That click came as this request appeared or moved under the pointer, so it was not taken. " +
-        "Read the request, then click again.";
-    }, true);
+    actions.addEventListener(
+      "click",
+      (event) => {
+        if (!tooSoon(event, entry.movedAt, performance.now())) return;
+        event.stopImmediatePropagation();
+        note.textContent =
+          "That click came as this request appeared or moved under the pointer, so it was not taken. " +
+          "Read the request, then click again.";
+      },
+      true,
+    );
     allow.addEventListener("click", () => {
       if (entry.busy || Date.now() >= entry.deadline) return;
       if (typed && typed.value !== spec.capability) {

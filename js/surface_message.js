@@ -109,12 +109,7 @@ export function checkJsonValue(root, root_path) {
     const is_array = Array.isArray(value);
     if (is_array || isPlainObject(value)) {
       if (depth >= MAX_JSON_DEPTH) {
-        return refuse(
-          "invalid_json",
-          "H2",
-          path,
-          `the value is nested more than ${MAX_JSON_DEPTH} levels deep.`,
-        );
+        return refuse("invalid_json", "H2", path, `the value is nested more than ${MAX_JSON_DEPTH} levels deep.`);
       }
       if (seen.has(value)) {
         return refuse("invalid", "H2", path, "the same object appears twice; JSON has no references.");
@@ -128,12 +123,7 @@ export function checkJsonValue(root, root_path) {
       const object = /** @type {JsonObject} */ (value);
       for (const key of Object.keys(object)) {
         if (key === "__proto__") {
-          return refuse(
-            "invalid",
-            "H2",
-            path,
-            "the key '__proto__' is refused: it can rewrite an object's prototype.",
-          );
+          return refuse("invalid", "H2", path, "the key '__proto__' is refused: it can rewrite an object's prototype.");
         }
         stack.push([key, path, depth + 1]);
         stack.push([object[key], memberPath(path, key), depth + 1]);
@@ -182,12 +172,7 @@ export function validateSurfaceMessage(message) {
   }
   const event = own("event");
   if (typeof event !== "string" || !EVENT_NAME_PATTERN.test(event)) {
-    return refuse(
-      "invalid",
-      "U9",
-      "$.event",
-      `the event name ${shown(event)} does not have the required form.`,
-    );
+    return refuse("invalid", "U9", "$.event", `the event name ${shown(event)} does not have the required form.`);
   }
   const data = own("data");
   if (!isPlainObject(data)) {
@@ -197,12 +182,7 @@ export function validateSurfaceMessage(message) {
   if (refused !== null) return refused;
   const bytes = jsonByteLength(data);
   if (bytes >= MAX_EVENT_DATA_BYTES) {
-    return refuse(
-      "too_large",
-      "U9",
-      "$.data",
-      `the data is ${bytes} bytes; it must be under ${MAX_EVENT_DATA_BYTES}.`,
-    );
+    return refuse("too_large", "U9", "$.data", `the data is ${bytes} bytes; it must be under ${MAX_EVENT_DATA_BYTES}.`);
   }
   return { ok: true, event, data };
 }

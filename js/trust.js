@@ -5,7 +5,7 @@
 
 /** @param {TrustSummary | undefined} trust @returns {string} */
 export function trustText(trust) {
-  if (!trust || trust.mode !== "strict") {
+  if (trust?.mode !== "strict") {
     return "Dev mode: any inline bundle that passes the protocol's checks opens.";
   }
   const count = (/** @type {number} */ n, /** @type {string} */ what) => `${n} ${what}${n === 1 ? "" : "s"}`;

@@ -3,11 +3,10 @@
 // draws in its own output, maybe far above. "Show" scrolls it into view; once it is decided or
 // answered, the line says how. Strings go in as text (dom.js).
 
-import { STYLED, button, element } from "./dom.js";
+import { button, element, STYLED } from "./dom.js";
 
 /**
- * @typedef {{ get(name: string): any, on(name: string, callback: () => void): void,
- *   off(name: string, callback: () => void): void }} Model
+ * @typedef {import("./view_protocol.js").Model} Model
  */
 
 /** The host's element for a call or a question, if a view of the host is on this page.

@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from ._errors import UsageError
+from ._view_protocol import ConsentDecide, ConsentRevoke, ConsentSync
 from ._watchers import Watchers
 
 if TYPE_CHECKING:
@@ -95,7 +96,7 @@ class ConsentViews:
             state["refused"] = self._refusal
         return state
 
-    def message(self, content: dict[str, Any]) -> None:
+    def message(self, content: ConsentSync | ConsentDecide | ConsentRevoke) -> None:
         """What a view sent: consent_sync, consent_decide or consent_revoke."""
         broker = self._broker
         kind = content.get("kind")

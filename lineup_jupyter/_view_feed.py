@@ -7,18 +7,11 @@ sends its whole value to every view, so a patch of one field of a 250 KiB state 
 place (traitlets sends nothing for an in-place change, and ipywidgets reads the current value
 whenever a page asks for the state) and sends each change alone as a custom message:
 
-``{kind: "feed", seq, ops: [...]}`` with ops
-
-- ``{op: "open", spec}``: a surface opened or replaced (a new ``generation``: a new frame);
-- ``{op: "close", instance_id}``;
-- ``{op: "state", instance_id, generation, revision, state}``: a replacing ``ui.patch``;
-- ``{op: "patch", instance_id, generation, base, revision, patches}``: the merge patches
-  (RFC 7396) that take revision ``base`` to ``revision``;
-- ``{op: "component", view}``: a component as a view draws it, whole (``rev``, ``order``);
-- ``{op: "splice", component_id, rev, field, cut, add}``: the component's ``html`` (markdown)
-  or ``text`` loses its last ``cut`` UTF-16 units and gets ``add``: a streamed answer costs
-  its new text, not all of it;
-- ``{op: "removed", component_id}``.
+``{kind: "feed", seq, ops: [...]}``, each op one of _view_protocol.py's FEED_OPS: a surface
+opened or replaced (a new ``generation``: a new frame), closed, its state replaced, or merge
+patches (RFC 7396) from revision ``base``; a component whole, removed, or ``splice``d: its
+``html`` (markdown) or ``text`` loses its last ``cut`` UTF-16 units and gets ``add``, so a
+streamed answer costs its new text, not all of it.
 
 ``seq`` goes up by one per message; a view that sees a gap (a message the server's rate
 limiter dropped) asks for ``sync`` and gets ``{kind: "snapshot", seq, surfaces, components}``.

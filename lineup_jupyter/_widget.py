@@ -18,7 +18,6 @@ import logging
 import pathlib
 import threading
 from collections.abc import Callable
-from functools import partial
 from html import escape
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +27,7 @@ import traitlets
 from . import _inspector as inspector
 from . import _static as static
 from . import _view_messages as view_messages
+from . import _view_protocol as vp
 from ._apps import shipped_apps
 from ._bus import Record
 from ._errors import UsageError
@@ -112,11 +112,12 @@ class HostWidget(anywidget.AnyWidget):
         host.problems.watch(
             lambda: self._host_thread.call(self._refresh_problems, "showing the problems")
         )
-        self.on_msg(self._on_message)
         # Consent cards (js/prompts.js): each change of the waiting calls goes to every view
         # as a message, never a synced trait (_consent.py says why).
         self._consent = consent
         consent.watch(lambda: self._send_consent(consent.update()))
+        self._handlers = self._dispatch_table()
+        self.on_msg(self._on_message)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return _with_static(super()._repr_mimebundle_(**kwargs), *static.host_static(self._host))
@@ -133,73 +134,84 @@ class HostWidget(anywidget.AnyWidget):
     def _refresh_agents(self) -> None:
         self.agents = [agent.view() for agent in self._host.remote_agents]
 
-    def _surface_problem(self, instance_id: str, content: dict[str, Any]) -> None:
-        """What a surface's script got wrong, as its bridge reported it (an uncaught error, a
-        rejected promise, console.error or console.warn, a script that never ran): text only,
-        bounded by the bridge, the shell's rate limit and Problems; shown like a handler's."""
-        surface = self._host.surfaces.get(instance_id)
-        if surface is None:
-            return  # closed meanwhile: nobody to show it next to
-        level = content.get("level")
-        level = level if level in SURFACE_PROBLEM_LEVELS else "error"
-        text = content.get("text")
-        stack = content.get("stack")
-        self._host.problems.add(
-            f"surface {instance_id!r} ({level})",
-            str(text)[:500] if text is not None else "(no message)",
-            str(stack)[:4000] if isinstance(stack, str) else "",
-            agent_id=surface.owner,
-            instance_id=instance_id,
-            source="surface",
-        )
-
     def _refresh_problems(self) -> None:
         # Bounded: the host keeps the newest few (PROBLEMS_KEPT), each traceback cut.
         self.problems = [problem.to_view() for problem in self._host.problems]
 
-    # ---- browser -> kernel ---------------------------------------------------------
+    # ---- browser -> kernel: each kind of vp.HOST_TAKES, checked first (H38) ----------
 
     def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        view_messages.handle(self._host, content, view_messages.HOST, lambda: self._handle(content))
+        view_messages.handle(self._host, content, vp.HOST_TAKES, self._handlers)
 
-    def _handle(self, content: dict[str, Any]) -> None:
-        """A message view_messages checked (H38): its kind and its fields' types are right."""
-        kind = content["kind"]
-        instance_id = content.get("instance_id")
-        if kind == "sync":
-            self.send(self._feed.snapshot())
-        elif kind == "event" and isinstance(instance_id, str):
-            self._host.surface_message(instance_id, content.get("message"))
-        elif kind == "events":
-            # Events and refusals batched by a busy view (js/state_queue.js EventBatcher), in
-            # order; both count against the view's rate limit. Each item is checked as one
-            # "event" or "refused" message (never a batch in a batch; at most MAX_EVENTS).
-            for item in content["items"]:
-                view_messages.handle(
-                    self._host, item, view_messages.EVENT, partial(self._handle, item)
-                )
-        elif kind == "close" and isinstance(instance_id, str):
-            self._host.user_close(instance_id)
-        elif kind == "refused" and isinstance(instance_id, str):
-            self._host.report_refused(instance_id, content)
-        elif kind == "answer" and isinstance(content.get("component_id"), str):
-            component_id = content["component_id"]
-            error = self._host.answer(component_id, content["status"], content.get("value"))
-            if error is not None:  # the view shows why, and the question stays open
-                self._feed.flush_components()
-                self.send(
-                    {
-                        "kind": "answer_refused",
-                        "component_id": component_id,
-                        "message": error.message,
-                    }
-                )
-        elif kind == "clear_problems":
-            self._host.problems.clear()
-        elif kind == "surface_problem" and isinstance(instance_id, str):
-            self._surface_problem(instance_id, content)
-        elif kind in ("consent_sync", "consent_decide", "consent_revoke"):
-            self._consent.message(content)
+    def _dispatch_table(self) -> view_messages.Handlers:
+        consent = self._consent.message
+        return {
+            "sync": self._on_sync,
+            "event": self._on_event,
+            "events": self._on_events,
+            "close": self._on_close,
+            "refused": self._on_refused,
+            "answer": self._on_answer,
+            "consent_sync": consent,
+            "consent_decide": consent,
+            "consent_revoke": consent,
+            "clear_problems": self._on_clear_problems,
+            "surface_problem": self._on_surface_problem,
+        }
+
+    def _on_sync(self, _message: vp.Sync) -> None:
+        self.send(self._feed.snapshot())
+
+    def _on_event(self, message: vp.SurfaceEvent) -> None:
+        self._host.surface_message(message["instance_id"], message["message"])
+
+    def _on_events(self, message: vp.SurfaceEvents) -> None:
+        # Events and refusals batched by a busy view (js/state_queue.js EventBatcher), in
+        # order; both count against the view's rate limit. Each item is checked as one
+        # "event" or "refused" message (never a batch in a batch; at most MAX_EVENTS).
+        for item in message["items"]:
+            view_messages.handle(self._host, item, vp.EVENT_ITEM, self._handlers)
+
+    def _on_close(self, message: vp.CloseSurface) -> None:
+        self._host.user_close(message["instance_id"])
+
+    def _on_refused(self, message: vp.Refused) -> None:
+        self._host.report_refused(message["instance_id"], dict(message))
+
+    def _on_answer(self, message: vp.Answer) -> None:
+        component_id = message["component_id"]
+        error = self._host.answer(component_id, message["status"], message.get("value"))
+        if error is not None:  # the view shows why, and the question stays open
+            self._feed.flush_components()
+            refused: vp.AnswerRefused = {
+                "kind": "answer_refused",
+                "component_id": component_id,
+                "message": error.message,
+            }
+            self.send(refused)
+
+    def _on_clear_problems(self, _message: vp.ClearProblems) -> None:
+        self._host.problems.clear()
+
+    def _on_surface_problem(self, message: vp.SurfaceProblem) -> None:
+        """What a surface's script got wrong, as its bridge reported it (an uncaught error, a
+        rejected promise, console.error or console.warn, a script that never ran): text only,
+        bounded by the bridge, the shell's rate limit and Problems; shown like a handler's."""
+        instance_id = message["instance_id"]
+        surface = self._host.surfaces.get(instance_id)
+        if surface is None:
+            return  # closed meanwhile: nobody to show it next to
+        level = message.get("level")
+        level = level if level in SURFACE_PROBLEM_LEVELS else "error"
+        text = message.get("text")
+        self._host.problems.add(
+            f"surface {instance_id!r} ({level})",
+            text[:500] if text is not None else "(no message)",
+            message.get("stack", "")[:4000],
+            agent_id=surface.owner,
+            instance_id=instance_id,
+            source="surface",
+        )
 
 
 class AppCenterWidget(anywidget.AnyWidget):
@@ -229,6 +241,11 @@ class AppCenterWidget(anywidget.AnyWidget):
             "remove": center.remove,
             "install": self._install_shipped,
         }
+        self._handlers: view_messages.Handlers = {
+            "refresh": self._on_refresh,
+            "verify": self._on_verify,
+            **dict.fromkeys(self._actions, self._on_action),
+        }
         self.trust = center.trust.summary()
         self._refresh()
         center.watch(lambda _app_id, _change: self._refresh())
@@ -254,28 +271,30 @@ class AppCenterWidget(anywidget.AnyWidget):
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return _with_static(super()._repr_mimebundle_(**kwargs), *static.apps_static(self._center))
 
-    def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        view_messages.handle(None, content, view_messages.APP_CENTER, lambda: self._handle(content))
+    # ---- browser -> kernel: each kind of vp.APP_CENTER_TAKES, checked first (H38) ----
 
-    def _handle(self, content: dict[str, Any]) -> None:
-        kind = content["kind"]
-        app_id = content.get("app_id")
+    def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        view_messages.handle(None, content, vp.APP_CENTER_TAKES, self._handlers)
+
+    def _on_refresh(self, _message: vp.Refresh) -> None:
+        self._refresh()  # another kernel or the CLI may have changed the registry
+
+    def _on_verify(self, _message: vp.Verify) -> None:
+        problems: dict[str, list[str]] = {}
+        for result in self._center.verify():
+            found = problems.setdefault(result.app_id, [])
+            if not result.ok:
+                found.append(f"{result.version} {result.surface}: {result.problem}")
+        self.verification = problems
+        self._refresh()
+
+    def _on_action(self, message: vp.AppAction) -> None:
         try:
-            if kind == "refresh":  # another kernel or the CLI may have changed the registry
-                self._refresh()
-            elif kind == "verify":
-                problems: dict[str, list[str]] = {}
-                for result in self._center.verify():
-                    found = problems.setdefault(result.app_id, [])
-                    if not result.ok:
-                        found.append(f"{result.version} {result.surface}: {result.problem}")
-                self.verification = problems
-                self._refresh()
-            elif kind in self._actions and isinstance(app_id, str):
-                self._actions[kind](app_id)  # the watcher redraws
+            self._actions[message["kind"]](message["app_id"])  # the watcher redraws
         except UsageError as error:  # e.g. nothing to roll back to, or removed meanwhile
             self._refresh()
-            self.send({"kind": "notice", "text": str(error).removeprefix("[lineup] ")})
+            notice: vp.Notice = {"kind": "notice", "text": str(error).removeprefix("[lineup] ")}
+            self.send(notice)
 
 
 class InspectorWidget(anywidget.AnyWidget):
@@ -302,6 +321,11 @@ class InspectorWidget(anywidget.AnyWidget):
         self._host_thread = HostThread()  # where the kernel's loop runs, if it does
         self._sending = threading.Lock()
         host.history.watch(self._on_record)
+        self._handlers: view_messages.Handlers = {
+            "sync": self._on_sync,
+            "states": self._on_states,
+            "export": self._on_export,
+        }
         self.on_msg(self._on_message)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
@@ -309,14 +333,16 @@ class InspectorWidget(anywidget.AnyWidget):
             super()._repr_mimebundle_(**kwargs), *static.inspector_static(self._host)
         )
 
-    def _summarized(self, records: list[Record]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    def _summarized(
+        self, records: list[Record]
+    ) -> tuple[list[dict[str, Any]], vp.InspectorSummary]:
         """Each record as a view gets it, and the summary with them added: one parse each."""
         shown = []
         for record in records:
             whole = record.to_json()
             self._summary.add(whole)
             shown.append(inspector.preview(whole))
-        summary = {
+        summary: vp.InspectorSummary = {
             "calls": [
                 self._with_decider(call) for call in self._summary.calls(self._host.pending_calls)
             ],
@@ -350,61 +376,58 @@ class InspectorWidget(anywidget.AnyWidget):
                 return
             after, self._sent_seq = self._sent_seq, new[-1].seq
             records, summary = self._summarized(new)
-            self.send(
-                {
-                    "kind": "records",
-                    "after": after,
-                    "records": records,
-                    "dropped": history.dropped,
-                    "summary": summary,
-                }
-            )
+            message: vp.Records = {
+                "kind": "records",
+                "after": after,
+                "records": records,
+                "dropped": history.dropped,
+                "summary": summary,
+            }
+            self.send(message)
+
+    # ---- browser -> kernel: each kind of vp.INSPECTOR_TAKES, checked first (H38) -----
 
     def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        view_messages.handle(
-            self._host, content, view_messages.INSPECTOR, lambda: self._handle(content)
-        )
+        view_messages.handle(self._host, content, vp.INSPECTOR_TAKES, self._handlers)
 
-    def _handle(self, content: dict[str, Any]) -> None:
-        kind = content["kind"]
+    def _on_sync(self, _message: vp.InspectorSync) -> None:
+        """A view starts (again): everything the history still has."""
         history = self._host.history
-        if kind == "sync":  # a view starts (again): everything the history still has
-            with self._sending:
-                everything = list(history)
-                self._sent_seq = everything[-1].seq if everything else 0
-                self._summary = inspector.Summary(history.size)
-                records, summary = self._summarized(everything)
-                self.send(
-                    {
-                        "kind": "reset",
-                        "records": records,
-                        "size": history.size,
-                        "dropped": history.dropped,
-                        "summary": summary,
-                    }
-                )
-        elif kind == "states" and isinstance(content.get("instance_id"), str):
-            instance_id = content["instance_id"]
-            states = self._host.state_history(instance_id)
-            self.send(
-                {
-                    "kind": "states",
-                    "instance_id": instance_id,
-                    "states": [
-                        {"revision": s.revision, "time": s.time, "state": s.state} for s in states
-                    ],
-                }
-            )
-        elif kind == "export":
-            text = io.StringIO()
-            count = history.export(text)
-            filename = f"lineup-{self._host.conversation_id}-history.jsonl"
-            self.send(
-                {"kind": "export", "filename": filename, "count": count},
-                buffers=[text.getvalue().encode("utf-8")],
-            )
-        else:
-            logger.warning("[lineup] the inspector view sent %.200r", content)
+        with self._sending:
+            everything = list(history)
+            self._sent_seq = everything[-1].seq if everything else 0
+            self._summary = inspector.Summary(history.size)
+            records, summary = self._summarized(everything)
+            reset: vp.Reset = {
+                "kind": "reset",
+                "records": records,
+                "size": history.size,
+                "dropped": history.dropped,
+                "summary": summary,
+            }
+            self.send(reset)
+
+    def _on_states(self, message: vp.StatesRequest) -> None:
+        instance_id = message["instance_id"]
+        states: vp.States = {
+            "kind": "states",
+            "instance_id": instance_id,
+            "states": [
+                {"revision": s.revision, "time": s.time, "state": s.state}
+                for s in self._host.state_history(instance_id)
+            ],
+        }
+        self.send(states)
+
+    def _on_export(self, _message: vp.ExportRequest) -> None:
+        text = io.StringIO()
+        count = self._host.history.export(text)
+        export: vp.Export = {
+            "kind": "export",
+            "filename": f"lineup-{self._host.conversation_id}-history.jsonl",
+            "count": count,
+        }
+        self.send(export, buffers=[text.getvalue().encode("utf-8")])
 
 
 class WaitingWidget(anywidget.AnyWidget):

@@ -101,3 +101,12 @@ def fed(host: Host) -> Any:
     widget.sent = []
     widget.send = lambda content, buffers=None: widget.sent.append(json.loads(json.dumps(content)))
     return widget
+
+
+def view_sends(widget: Any, content: Any) -> None:
+    """``content`` as ``widget``'s view sends it: a custom comm message, handed to the
+    widget's comm the way the kernel hands it one from the browser (ipywidgets reads it and
+    calls the widget's message handler, which checks it first, H38)."""
+    widget.comm.handle_msg(
+        {"content": {"data": {"method": "custom", "content": content}}, "buffers": []}
+    )

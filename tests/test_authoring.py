@@ -32,6 +32,8 @@ from lineup_jupyter import (
 from lineup_jupyter._manifest import semver_key
 from lineup_jupyter.testing import ScriptedUser
 
+from .conftest import view_sends
+
 HTML = "<main><button id='inc'>+1</button><output></output></main>"
 CSS = "main { display: flex; }"
 JS = "LineUpSurface.onState((s) => { document.querySelector('output').textContent = s.count; });"
@@ -690,7 +692,7 @@ def test_a_script_error_the_surface_reports_is_the_watchers_last_error(
     widget = user.host.widget
     with Surface.from_dir(folder).watch(agent, "demo", interval=HOUR) as w:
         problem = {"kind": "surface_problem", "instance_id": "demo", "level": "error"}
-        widget._on_message(widget, {**problem, "text": "SyntaxError: Unexpected token"}, [])
+        view_sends(widget, {**problem, "text": "SyntaxError: Unexpected token"})
         assert isinstance(w.last_error, UsageError)
         assert "surface 'demo' (error): SyntaxError: Unexpected token" in str(w.last_error)
         save(folder / "main.js", JS + "\n// fixed")

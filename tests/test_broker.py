@@ -20,7 +20,7 @@ import pytest
 
 from lineup_jupyter import CapabilityError, Host, ProtocolError, UsageError, validate_envelope
 
-from .conftest import AGENT, CONVERSATION, Recorder, envelope
+from .conftest import AGENT, CONVERSATION, Recorder, envelope, view_sends
 
 FUTURE = "2099-01-01T00:00:00Z"
 
@@ -742,7 +742,7 @@ def test_the_widget_relays_consent_both_ways(host: Host, runs: list[dict[str, An
     widget = host.widget
     widget.sent = []
     widget.send = lambda content, buffers=None: widget.sent.append(content)
-    widget._on_message(widget, {"kind": "consent_sync"}, [])
+    view_sends(widget, {"kind": "consent_sync"})
     assert widget.sent[-1] == {
         "kind": "consent",
         "seq": 1,
@@ -754,18 +754,16 @@ def test_the_widget_relays_consent_both_ways(host: Host, runs: list[dict[str, An
     assert widget.sent[-1]["kind"] == "consent_delta" and widget.sent[-1]["seq"] == 2
     assert [spec["call_id"] for spec in widget.sent[-1]["added"]] == ["c1"]
     before = len(widget.sent)
-    widget._on_message(
-        widget,
-        {"kind": "consent_decide", "call_id": "c1", "decision": "allow", "remember": True},
-        [],
+    view_sends(
+        widget, {"kind": "consent_decide", "call_id": "c1", "decision": "allow", "remember": True}
     )
     changes = widget.sent[before:]
     assert [key for change in changes for key in change["removed"]] == ["c1"]
     assert [change["seq"] for change in changes] == list(range(3, 3 + len(changes)))
     assert [c["remembered"] for c in changes if "remembered" in c] == [["demo.confirm"]]
-    widget._on_message(widget, {"kind": "consent_revoke", "capability": "demo.confirm"}, [])
+    view_sends(widget, {"kind": "consent_revoke", "capability": "demo.confirm"})
     assert widget.sent[-1]["remembered"] == [] and "recent" not in widget.sent[-1]
-    widget._on_message(widget, {"kind": "consent_sync"}, [])  # a view (re)drawn: everything
+    view_sends(widget, {"kind": "consent_sync"})  # a view (re)drawn: everything
     assert widget.sent[-1]["kind"] == "consent" and widget.sent[-1]["recent"][0]["call_id"] == "c1"
 
 
@@ -778,7 +776,7 @@ def test_a_waiting_card_is_sent_alone_however_many_wait(
     widget = host.widget
     sizes: list[int] = []
     widget.send = lambda content, buffers=None: sizes.append(len(json.dumps(content)))
-    widget._on_message(widget, {"kind": "consent_sync"}, [])
+    view_sends(widget, {"kind": "consent_sync"})
     for n in range(1, 201):
         host.receive(call(f"c{n:03}", "demo.confirm"))
     assert len(host.pending_calls) == 200

@@ -17,6 +17,8 @@ from lineup_jupyter import Host, UsageError
 from lineup_jupyter import _inspector as inspector
 from lineup_jupyter._widget import InspectorWidget
 
+from .conftest import view_sends
+
 AGENT = "agent_hermes_main"
 
 
@@ -214,7 +216,7 @@ def test_widget_sync_sends_every_record_then_only_new_ones_numbered(host: Host) 
     assert host.inspector is widget  # one per host
     sent = sent_by(widget)
 
-    widget._on_message(widget, {"kind": "sync"}, [])
+    view_sends(widget, {"kind": "sync"})
     reset = sent[-1][0]
     assert reset["kind"] == "reset" and reset["size"] == host.history.size
     assert [r["seq"] for r in reset["records"]] == [r.seq for r in host.history]
@@ -239,7 +241,7 @@ def test_widget_keeps_its_summary_up_to_date_one_record_at_a_time(host: Host) ->
     agent = host.connect_agent(AGENT)
     widget = host.inspector
     sent = sent_by(widget)
-    widget._on_message(widget, {"kind": "sync"}, [])
+    view_sends(widget, {"kind": "sync"})
     agent.call("demo.lookup", {}, reason="one", call_id="call_1")
     agent.call("app.open_url", {"url": "https://example.com"}, reason="two", call_id="call_2")
     host.decide("call_2", "deny")
@@ -274,11 +276,11 @@ def test_widget_answers_states_and_export(host: Host) -> None:
     widget = host.inspector
     sent = sent_by(widget)
 
-    widget._on_message(widget, {"kind": "states", "instance_id": "w1"}, [])
+    view_sends(widget, {"kind": "states", "instance_id": "w1"})
     states = sent[-1][0]
     assert [(s["revision"], s["state"]) for s in states["states"]] == [(1, {"n": 0}), (2, {"n": 1})]
 
-    widget._on_message(widget, {"kind": "export"}, [])
+    view_sends(widget, {"kind": "export"})
     content, buffers = sent[-1]
     assert content == {
         "kind": "export",
@@ -296,7 +298,7 @@ def test_h38_widget_refuses_a_message_it_does_not_understand(
     """H38: refused with its path, on record (so the inspector shows it) and in the log."""
     widget = host.inspector
     sent = sent_by(widget)
-    widget._on_message(widget, {"kind": "rm -rf"}, [])
+    view_sends(widget, {"kind": "rm -rf"})
     (record,) = host.history
     assert record.error is not None and (record.error["rule"], record.error["path"]) == (
         "H38",
@@ -338,7 +340,7 @@ def test_records_added_on_another_thread_are_sent_from_the_kernels_loop(tmp_path
 
         widget.send = send  # type: ignore[method-assign]
         host.connect_agent(AGENT)  # its inventory: a record before the sync
-        widget._on_message(widget, {"kind": "sync"}, [])
+        view_sends(widget, {"kind": "sync"})
         worker = threading.Thread(target=lambda: host.receive(b"not json"))
         worker.start()
         worker.join()

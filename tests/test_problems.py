@@ -12,6 +12,8 @@ import pytest
 from lineup_jupyter import Host
 from lineup_jupyter._agent import Agent, SurfaceEvent
 
+from .conftest import view_sends
+
 
 def opened(host: Host, agent_id: str = "a", instance_id: str = "w") -> Agent:
     agent = host.connect_agent(agent_id)
@@ -104,7 +106,7 @@ def test_the_view_gets_the_problems_and_can_dismiss_them(host: Host) -> None:
     (shown,) = widget.problems
     assert shown["instance_id"] == "w" and shown["message"] == "ZeroDivisionError: boom"
     assert "Traceback" in shown["traceback"]
-    widget._on_message(widget, {"kind": "clear_problems"}, [])
+    view_sends(widget, {"kind": "clear_problems"})
     assert widget.problems == [] and list(host.problems) == []
 
 
@@ -273,8 +275,8 @@ def test_a_surface_reported_error_is_a_problem_next_to_it(host: Host) -> None:
     widget = host.widget
     opened(host)
     report = {"kind": "surface_problem", "instance_id": "w", "level": "console.error"}
-    widget._on_message(widget, {**report, "text": "x" * 5000, "stack": "at f (srcdoc:1)"}, [])
-    widget._on_message(widget, {**report, "text": "x" * 5000, "stack": "at f (srcdoc:1)"}, [])
+    view_sends(widget, {**report, "text": "x" * 5000, "stack": "at f (srcdoc:1)"})
+    view_sends(widget, {**report, "text": "x" * 5000, "stack": "at f (srcdoc:1)"})
     (problem,) = list(host.problems)
     assert problem.source == "surface" and problem.instance_id == "w" and problem.agent_id == "a"
     assert problem.where == "surface 'w' (console.error)" and problem.count == 2
@@ -294,16 +296,14 @@ def test_a_surface_problem_for_no_open_surface_changes_nothing(
 ) -> None:
     widget = host.widget
     opened(host)
-    widget._on_message(widget, content, [])
+    view_sends(widget, content)
     assert list(host.problems) == []
 
 
 def test_an_unknown_level_is_reported_as_an_error(host: Host) -> None:
     widget = host.widget
     opened(host)
-    widget._on_message(
-        widget, {"kind": "surface_problem", "instance_id": "w", "level": "<b>", "text": "7"}, []
-    )
+    view_sends(widget, {"kind": "surface_problem", "instance_id": "w", "level": "<b>", "text": "7"})
     (problem,) = list(host.problems)
     assert problem.where == "surface 'w' (error)" and problem.message == "7"
 
@@ -312,7 +312,7 @@ def test_a_surface_problem_of_the_wrong_shape_is_refused_h38(host: Host) -> None
     """H38: a text that is not a string is refused at its path, and nothing is shown."""
     widget = host.widget
     opened(host)
-    widget._on_message(widget, {"kind": "surface_problem", "instance_id": "w", "text": 7}, [])
+    view_sends(widget, {"kind": "surface_problem", "instance_id": "w", "text": 7})
     assert list(host.problems) == []
     (record,) = host.history.select(kind="refused")
     assert record.error is not None and (record.error["rule"], record.error["path"]) == (

@@ -16,6 +16,8 @@ from lineup_jupyter._surfaces import merge_patch, merged_size
 from lineup_jupyter._view_feed import common_prefix, utf16_length
 from lineup_jupyter.protocol import size
 
+from .conftest import view_sends
+
 
 @pytest.fixture
 def widget(fed: Any) -> Any:
@@ -110,7 +112,7 @@ def test_a_view_that_missed_a_message_gets_everything_as_a_snapshot(
     agent.open("w", html="<p>", state={"n": 0})
     agent.patch("w", {"n": 1}, merge=True)
     agent.say("hi", component_id="m")
-    widget._on_message(widget, {"kind": "sync"}, [])
+    view_sends(widget, {"kind": "sync"})
     snapshot = widget.sent[-1]
     assert snapshot["seq"] == 3 and [m["seq"] for m in widget.sent[:-1]] == [1, 2, 3]
     assert snapshot["surfaces"][0]["state"] == {"n": 1}

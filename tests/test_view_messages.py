@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from lineup_jupyter import Host, ProtocolError
 
-from .conftest import envelope, open_payload
+from .conftest import envelope, open_payload, view_sends
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 
@@ -121,7 +121,7 @@ def test_h38_nothing_a_view_sends_raises_in_the_kernel(
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger="lineup_jupyter"):
         for widget in widgets:
-            widget._on_message(widget, content, [])
+            view_sends(widget, content)
     no_internal(host, caplog)
 
 
@@ -140,7 +140,7 @@ def test_h38_the_reported_examples_are_refused_precisely(
         "$.payload.value",
     )
     assert host.report_refused("w", {"code": [], "rule": {}, "path": 5}).code == "invalid"
-    widget._on_message(widget, {"kind": "refused", "instance_id": "w", "code": []}, [])
+    view_sends(widget, {"kind": "refused", "instance_id": "w", "code": []})
     assert [r.error["path"] for r in list(host.history)[before:] if r.error] == [
         "$.payload.value",
         "5",

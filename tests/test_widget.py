@@ -11,7 +11,7 @@ import pytest
 from lineup_jupyter import Host
 from lineup_jupyter._apps import _cache_name
 
-from .conftest import Recorder
+from .conftest import Recorder, view_sends
 
 
 @pytest.fixture
@@ -105,7 +105,7 @@ def test_sync_answers_with_a_snapshot(host: Host, widget: Any) -> None:
     agent = host.connect_agent("a")
     agent.open("w", html="<p>", state={"n": 0})
     agent.patch("w", {"n": 5})
-    widget._on_message(widget, {"kind": "sync"}, [])
+    view_sends(widget, {"kind": "sync"})
     snapshot = widget.sent[-1]
     assert snapshot["kind"] == "snapshot" and snapshot["seq"] == 2
     assert [(s["instance_id"], s["revision"], s["state"]) for s in snapshot["surfaces"]] == [
@@ -119,12 +119,8 @@ def test_browser_events_are_checked_again_by_the_kernel(host: Host, widget: Any)
     got: list[Any] = []
     agent.on_event()(got.append)
     agent.open("w", html="<p>")
-    widget._on_message(
-        widget, {"kind": "event", "instance_id": "w", "message": event_message(unit="c")}, []
-    )
-    widget._on_message(
-        widget, {"kind": "event", "instance_id": "w", "message": event_message("1bad")}, []
-    )
+    view_sends(widget, {"kind": "event", "instance_id": "w", "message": event_message(unit="c")})
+    view_sends(widget, {"kind": "event", "instance_id": "w", "message": event_message("1bad")})
     assert [(e.instance_id, e.event, e.data) for e in got] == [("w", "refresh", {"unit": "c"})]
     assert agent.errors[-1]["rule"] == "U9"
 
@@ -138,7 +134,7 @@ def test_batched_browser_events_arrive_in_order_each_checked(host: Host, widget:
     agent.open("w", html="<p>")
     item = {"kind": "event", "instance_id": "w"}
     nested = {"kind": "events", "items": [{**item, "message": event_message(n=99)}]}
-    widget._on_message(
+    view_sends(
         widget,
         {
             "kind": "events",
@@ -149,7 +145,6 @@ def test_batched_browser_events_arrive_in_order_each_checked(host: Host, widget:
                 {**item, "message": event_message(n=2)},
             ],
         },
-        [],
     )
     assert [e.data for e in got] == [{"n": 1}, {"n": 2}]
     assert agent.errors[-1]["rule"] == "U9"
@@ -171,7 +166,7 @@ def test_refusals_travel_batched_with_the_events_in_order(host: Host, widget: An
         "path": "$.type",
         "message": "the only upward type is 'event'.",
     }
-    widget._on_message(
+    view_sends(
         widget,
         {
             "kind": "events",
@@ -181,7 +176,6 @@ def test_refusals_travel_batched_with_the_events_in_order(host: Host, widget: An
                 {**refused, "kind": "close"},  # only events and refusals ride in a batch
             ],
         },
-        [],
     )
     assert [e.data for e in got] == [{"n": 1}]
     assert [(e["code"], e["rule"], e["path"]) for e in agent.errors] == [
@@ -200,7 +194,7 @@ def test_close_button_closes_and_tells_the_agent(host: Host, widget: Any) -> Non
     got: list[Any] = []
     agent.on_event("close")(got.append)
     agent.open("w", html="<p>")
-    widget._on_message(widget, {"kind": "close", "instance_id": "w"}, [])
+    view_sends(widget, {"kind": "close", "instance_id": "w"})
     assert "w" not in host.surfaces and len(got) == 1
 
 
@@ -216,7 +210,7 @@ def test_browser_reports_reach_the_agent_and_the_history(host: Host, widget: Any
         "path": "$",
         "message": "blocked by img-src: http://evil.example/x",
     }
-    widget._on_message(widget, report, [])
+    view_sends(widget, report)
     assert agent.errors[-1]["code"] == "csp_violation" and agent.errors[-1]["rule"] == "S3"
     assert host.history[-2].kind == "refused"
 
@@ -224,7 +218,7 @@ def test_browser_reports_reach_the_agent_and_the_history(host: Host, widget: Any
 def test_a_forged_report_cannot_inject_codes_or_rules(host: Host, widget: Any) -> None:
     """H3: codes and rules come from the known sets, whatever the page sends."""
     recorder = Recorder(host)
-    widget._on_message(
+    view_sends(
         widget,
         {
             "kind": "refused",
@@ -234,7 +228,6 @@ def test_a_forged_report_cannot_inject_codes_or_rules(host: Host, widget: Any) -
             "path": "$" * 5000,
             "message": "x" * 10000,
         },
-        [],
     )
     payload = recorder.last()["payload"]
     assert (payload["code"], payload["rule"]) == ("invalid", "S4")
@@ -266,7 +259,7 @@ def test_h38_malformed_browser_messages_are_refused_with_a_reason_and_change_not
     agent.open("w", html="<p>")
     agent.ask_input("n?", input_type="number", component_id="q")
     before = len(host.history)
-    widget._on_message(widget, content, [])
+    view_sends(widget, content)
     assert len(host.history) == before + 1 and "w" in host.surfaces
     record = host.history[-1]
     assert record.kind == "refused" and record.error is not None
@@ -316,15 +309,13 @@ def test_the_app_center_views_buttons_act_through_the_kernel(
     agent = host.connect_agent("a")
     host.apps.install("com.lineup.svg-canvas")
     agent.open_app("c", "com.lineup.svg-canvas", "canvas")
-    center_view._on_message(center_view, {"kind": "disable", "app_id": "com.lineup.svg-canvas"}, [])
+    view_sends(center_view, {"kind": "disable", "app_id": "com.lineup.svg-canvas"})
     assert "c" not in host.surfaces and center_view.apps[0]["enabled"] is False
     assert sent.types()[-1] == "client.inventory"
-    center_view._on_message(center_view, {"kind": "enable", "app_id": "com.lineup.svg-canvas"}, [])
+    view_sends(center_view, {"kind": "enable", "app_id": "com.lineup.svg-canvas"})
     assert host.apps.get("com.lineup.svg-canvas").enabled
     # nothing to roll back to: the view says why, in a sentence, and nothing changed
-    center_view._on_message(
-        center_view, {"kind": "rollback", "app_id": "com.lineup.svg-canvas"}, []
-    )
+    view_sends(center_view, {"kind": "rollback", "app_id": "com.lineup.svg-canvas"})
     assert center_view.sent[-1]["kind"] == "notice"
     assert "nothing to roll back to" in center_view.sent[-1]["text"]
     assert not center_view.sent[-1]["text"].startswith("[lineup]")
@@ -340,7 +331,7 @@ def test_the_app_center_views_verify_names_a_damaged_bundle(
     assert installed is not None
     blob = host.apps.cache / _cache_name(installed[3]["canvas"])
     blob.write_bytes(blob.read_bytes() + b"<script>evil()</script>")
-    center_view._on_message(center_view, {"kind": "verify"}, [])
+    view_sends(center_view, {"kind": "verify"})
     assert center_view.verification["com.lineup.state-chart"] == []
     (problem,) = center_view.verification["com.lineup.svg-canvas"]
     assert "canvas" in problem and "changed" in problem
@@ -355,10 +346,10 @@ def test_the_app_center_view_installs_shipped_apps_and_removes_apps(
         "com.lineup.weather.dashboard",
         "com.lineup.state-chart",
     }
-    center_view._on_message(center_view, {"kind": "install", "app_id": "com.lineup.svg-canvas"}, [])
+    view_sends(center_view, {"kind": "install", "app_id": "com.lineup.svg-canvas"})
     assert [app["id"] for app in center_view.apps] == ["com.lineup.svg-canvas"]
     assert "com.lineup.svg-canvas" not in {app["id"] for app in center_view.available}
-    center_view._on_message(center_view, {"kind": "remove", "app_id": "com.lineup.svg-canvas"}, [])
+    view_sends(center_view, {"kind": "remove", "app_id": "com.lineup.svg-canvas"})
     assert center_view.apps == [] and host.apps.list() == []
     assert len(center_view.available) == 3
 
@@ -367,7 +358,7 @@ def test_the_app_center_view_installs_nothing_but_a_shipped_app(
     host: Host, center_view: Any, tmp_path: Any
 ) -> None:
     """H30: a view names no source; a folder path sent as an app id is refused, in a sentence."""
-    center_view._on_message(center_view, {"kind": "install", "app_id": str(tmp_path)}, [])
+    view_sends(center_view, {"kind": "install", "app_id": str(tmp_path)})
     assert center_view.apps == []
     assert center_view.sent[-1]["kind"] == "notice"
     assert "is not an app shipped with lineup-jupyter" in center_view.sent[-1]["text"]
@@ -376,8 +367,8 @@ def test_the_app_center_view_installs_nothing_but_a_shipped_app(
 def test_the_app_center_view_ignores_what_it_does_not_understand(
     host: Host, center_view: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
-    center_view._on_message(center_view, {"kind": "format_disk", "app_id": "x"}, [])
-    center_view._on_message(center_view, "not a dict", [])
+    view_sends(center_view, {"kind": "format_disk", "app_id": "x"})
+    view_sends(center_view, "not a dict")
     assert center_view.sent == []
     assert '[lineup] a view message was refused at $.kind: kind "format_disk"' in caplog.text  # H38
 

@@ -6,7 +6,14 @@ import { newerVersions } from "../appcenter.js";
 
 /** @param {string} version @param {string[]} versions */
 const app = (version, versions) => ({
-  id: "com.example.a", name: "A", version, enabled: true, previous: null, versions, surfaces: [], source: "",
+  id: "com.example.a",
+  name: "A",
+  version,
+  enabled: true,
+  previous: null,
+  versions,
+  surfaces: [],
+  source: "",
 });
 
 test("after a rollback the newer installed versions are named", () => {

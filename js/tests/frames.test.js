@@ -2,11 +2,19 @@
 // as they reach the DOM in the browser tests.
 
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { test } from "node:test";
 
-import { createHash } from "node:crypto";
-
-import { ALLOW, MAX_MESSAGE_CHARS, SANDBOX, scriptSafe, shellCsp, shellDocument, surfaceCsp, surfaceDocument } from "../frames.js";
+import {
+  ALLOW,
+  MAX_MESSAGE_CHARS,
+  SANDBOX,
+  scriptSafe,
+  shellCsp,
+  shellDocument,
+  surfaceCsp,
+  surfaceDocument,
+} from "../frames.js";
 import { cspHash } from "../sha256.js";
 
 const bundle = { html: "<main id=m></main>", css: "main{color:red}", js: "window.x = 1" };
@@ -76,7 +84,11 @@ test("the hash is of the text the parser will see: CR, CRLF and NUL as the parse
 });
 
 test("a bundle cannot close the script or style element early", () => {
-  const { srcdoc } = surfaceDocument({ html: "", css: "</style><script>alert(1)</script>", js: "'</script><img src=x>'" });
+  const { srcdoc } = surfaceDocument({
+    html: "",
+    css: "</style><script>alert(1)</script>",
+    js: "'</script><img src=x>'",
+  });
   assert.equal(srcdoc.match(/<\/script>/g)?.length, 1); // the one script's own end
   assert.ok(!srcdoc.includes("</style><script>alert(1)"));
 });
@@ -94,7 +106,16 @@ test("the shell's CSP forbids frames navigating and admits only its relay and th
 });
 
 test("L1: the surface frame is denied camera, microphone, geolocation, clipboard, fullscreen, payment, usb, display capture", () => {
-  for (const feature of ["camera", "microphone", "geolocation", "clipboard-write", "fullscreen", "payment", "usb", "display-capture"]) {
+  for (const feature of [
+    "camera",
+    "microphone",
+    "geolocation",
+    "clipboard-write",
+    "fullscreen",
+    "payment",
+    "usb",
+    "display-capture",
+  ]) {
     assert.ok(ALLOW.includes(`${feature} 'none'`), feature);
   }
 });

@@ -7,7 +7,10 @@ import { clip, describeUrl, fieldOrder, hasHidden, registrableDomain, visible } 
 test("bidi controls are shown as their code point, so a path reads as it runs", () => {
   assert.equal(visible("reports/summary\u202Efdp.exe"), "reports/summary⟨U+202E⟩fdp.exe");
   for (const code of [0x202a, 0x202b, 0x202c, 0x202d, 0x2066, 0x2067, 0x2068, 0x2069, 0x200e, 0x200f, 0x061c]) {
-    assert.equal(visible(`a${String.fromCodePoint(code)}b`), `a⟨U+${code.toString(16).toUpperCase().padStart(4, "0")}⟩b`);
+    assert.equal(
+      visible(`a${String.fromCodePoint(code)}b`),
+      `a⟨U+${code.toString(16).toUpperCase().padStart(4, "0")}⟩b`,
+    );
   }
 });
 
@@ -55,7 +58,10 @@ test("a homoglyph host is shown in punycode, as the browser sends it", () => {
 test("the registrable domain is split out of the host", () => {
   const url = describeUrl("https://accounts.google.com.evil.example/login?next=%2F#x");
   assert.ok(url);
-  assert.deepEqual([url.before, url.domain, url.after], ["https://accounts.google.com.", "evil.example", "/login?next=%2F#x"]);
+  assert.deepEqual(
+    [url.before, url.domain, url.after],
+    ["https://accounts.google.com.", "evil.example", "/login?next=%2F#x"],
+  );
   assert.equal(registrableDomain("docs.example.co.uk"), "example.co.uk");
   assert.equal(registrableDomain("a.b.example.com"), "example.com");
   assert.equal(registrableDomain("user.github.io"), "user.github.io");
@@ -80,7 +86,11 @@ test("long strings are cut at a code point, with the count left out", () => {
 });
 
 test("the key field of a built-in comes first, the rest in the agent's order", () => {
-  assert.deepEqual(fieldOrder("artifact.save", { content: "…", encoding: "utf-8", path: "a.txt" }), ["path", "encoding", "content"]);
+  assert.deepEqual(fieldOrder("artifact.save", { content: "…", encoding: "utf-8", path: "a.txt" }), [
+    "path",
+    "encoding",
+    "content",
+  ]);
   assert.deepEqual(fieldOrder("app.open_url", { note: 1, url: "https://x.org" }), ["url", "note"]);
   assert.deepEqual(fieldOrder("clipboard.write", { text: "t" }), ["text"]);
   assert.deepEqual(fieldOrder("my.tool", { b: 1, a: 2 }), ["b", "a"]);

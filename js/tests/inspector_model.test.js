@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { RecordLog, arrow, gist, matches, plural, problem } from "../inspector_model.js";
+import { arrow, gist, matches, plural, problem, RecordLog } from "../inspector_model.js";
 
 /** @param {number} seq @param {Partial<import("../inspector_model.js").InspectorRecord>} [fields] */
 const record = (seq, fields = {}) => ({
@@ -20,9 +20,15 @@ const record = (seq, fields = {}) => ({
 test("a reset keeps the last `size` records and appends continue from them", () => {
   const log = new RecordLog(10);
   log.reset([record(1), record(2), record(3)], 2);
-  assert.deepEqual(log.records.map((r) => r.seq), [2, 3]);
+  assert.deepEqual(
+    log.records.map((r) => r.seq),
+    [2, 3],
+  );
   assert.equal(log.append(3, [record(4)]), true);
-  assert.deepEqual(log.records.map((r) => r.seq), [3, 4]); // the oldest falls off
+  assert.deepEqual(
+    log.records.map((r) => r.seq),
+    [3, 4],
+  ); // the oldest falls off
   assert.equal(log.lastSeq, 4);
 });
 
@@ -30,28 +36,54 @@ test("a batch that does not follow the last record is a gap: refused, nothing ch
   const log = new RecordLog(10);
   log.reset([record(1)], 10);
   assert.equal(log.append(2, [record(3)]), false); // the batch after 1 (record 2) went missing
-  assert.deepEqual(log.records.map((r) => r.seq), [1]);
+  assert.deepEqual(
+    log.records.map((r) => r.seq),
+    [1],
+  );
   assert.equal(log.lastSeq, 1);
 });
 
 test("filters by type, instance and problems; menus list distinct values", () => {
   const log = new RecordLog(10);
-  const refused = record(3, { kind: "refused", type: null, instance_id: null, error: { code: "invalid", rule: "M1", path: "$.v", message: "v must be 1" } });
+  const refused = record(3, {
+    kind: "refused",
+    type: null,
+    instance_id: null,
+    error: { code: "invalid", rule: "M1", path: "$.v", message: "v must be 1" },
+  });
   log.reset([record(1), record(2, { type: "lineup.v1.ui.open", instance_id: "w2" }), refused], 10);
-  assert.deepEqual(log.matching({ instance_id: "w2" }).map((r) => r.seq), [2]);
-  assert.deepEqual(log.matching({ type: "lineup.v1.ui.patch" }).map((r) => r.seq), [1]);
-  assert.deepEqual(log.matching({ problems_only: true }).map((r) => r.seq), [3]);
-  assert.deepEqual(log.matching({}).map((r) => r.seq), [1, 2, 3]);
+  assert.deepEqual(
+    log.matching({ instance_id: "w2" }).map((r) => r.seq),
+    [2],
+  );
+  assert.deepEqual(
+    log.matching({ type: "lineup.v1.ui.patch" }).map((r) => r.seq),
+    [1],
+  );
+  assert.deepEqual(
+    log.matching({ problems_only: true }).map((r) => r.seq),
+    [3],
+  );
+  assert.deepEqual(
+    log.matching({}).map((r) => r.seq),
+    [1, 2, 3],
+  );
   assert.deepEqual(log.values("type"), ["lineup.v1.ui.open", "lineup.v1.ui.patch"]);
   assert.deepEqual(log.values("instance_id"), ["w1", "w2"]);
   assert.equal(matches(refused, { type: "lineup.v1.ui.patch" }), false);
 });
 
 test("a refusal reads as code, rule, path and sentence; an envelope has no problem", () => {
-  const refused = record(1, { kind: "refused", error: { code: "invalid", rule: "U5", path: "$.payload.js", message: "code never changes through a patch" } });
+  const refused = record(1, {
+    kind: "refused",
+    error: { code: "invalid", rule: "U5", path: "$.payload.js", message: "code never changes through a patch" },
+  });
   assert.equal(problem(refused), "invalid U5 $.payload.js: code never changes through a patch");
   assert.equal(problem(record(2)), null);
-  assert.match(String(problem(record(3, { kind: "handler_error", error: { message: "boom" } }))), /^handler failed: boom/);
+  assert.match(
+    String(problem(record(3, { kind: "handler_error", error: { message: "boom" } }))),
+    /^handler failed: boom/,
+  );
   assert.equal(arrow(record(4)), "agent → host");
   assert.equal(arrow(record(5, { direction: "to_agent" })), "host → agent");
 });

@@ -15,7 +15,10 @@ test("a problem reads as where it happened and what was raised", () => {
     instance_id: "w",
     at: "2026-12-03T19:40:00.000+00:00",
   };
-  assert.equal(problemTitle(problem), "agent 'a': on_go() for ui.event 'go' raised ZeroDivisionError: division by zero");
+  assert.equal(
+    problemTitle(problem),
+    "agent 'a': on_go() for ui.event 'go' raised ZeroDivisionError: division by zero",
+  );
 });
 
 test("a surface's problem reads as where, then what, with how many times", () => {

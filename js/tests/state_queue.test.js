@@ -91,7 +91,10 @@ test("S4: events go one by one while few, then together, none lost and in order"
   assert.deepEqual(messages, [1, 2, 3]);
   assert.equal(timers.length, 1); // one timer for the whole window
   timers.shift()?.();
-  assert.deepEqual(messages[3], Array.from({ length: 47 }, (_, i) => i + 4));
+  assert.deepEqual(
+    messages[3],
+    Array.from({ length: 47 }, (_, i) => i + 4),
+  );
   clock = 5000; // a quiet second later: at once again
   batcher.push(51);
   assert.deepEqual(messages.at(-1), 51);

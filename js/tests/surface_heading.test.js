@@ -14,7 +14,11 @@ test("an inline surface without a name is titled by its instance, with its agent
 });
 
 test("a named app shows its name, then the instance and the agent", () => {
-  const spec = { instance_id: "c1", app: { id: "com.lineup.svg-canvas", version: "1.0.0", name: "Canvas" }, owner: "b" };
+  const spec = {
+    instance_id: "c1",
+    app: { id: "com.lineup.svg-canvas", version: "1.0.0", name: "Canvas" },
+    owner: "b",
+  };
   assert.deepEqual(surfaceHeading(spec).title, "Canvas");
   assert.deepEqual(surfaceHeading(spec).detail, "c1 · agent b");
 });
