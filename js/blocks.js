@@ -41,7 +41,7 @@ export class Blocks {
    * @param {HTMLElement} node @param {Element | null} previous
    */
   place(node, previous) {
-    if (node.parentElement && this.next(previous) === node) return;
+    if (this.next(previous) === node) return;
     this.remove(node);
     const block = previous ? previous.parentElement : null;
     if (previous && block && (previous.nextElementSibling || block.childElementCount < this.size)) {

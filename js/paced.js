@@ -39,11 +39,6 @@ export class DrawQueue {
     this.changed.add(componentId);
   }
 
-  /** @returns {boolean} */
-  get idle() {
-    return this.pass === null && this.changed.size === 0;
-  }
-
   /**
    * The next job against the list as it is now: the list may have changed since the last
    * job (a feed message between two slices), so a pass finds where it was by the id it drew
