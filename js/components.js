@@ -15,7 +15,9 @@ import {
   MARKDOWN_LINK_SCHEMES,
   MARKDOWN_TAGS,
 } from "./protocol.generated.js";
+import { BLOCKS_STYLE, Blocks } from "./blocks.js";
 import { ACCEPT, STYLED, element } from "./dom.js";
+import { DrawQueue, lastIndexOf, paced } from "./paced.js";
 
 /**
  * @typedef {{ component_id: string, kind: string, [field: string]: any }} ComponentView
@@ -24,7 +26,7 @@ import { ACCEPT, STYLED, element } from "./dom.js";
  * @typedef {{ key: string, node: HTMLElement }} Drawn
  */
 
-export const COMPONENT_STYLE = `
+export const COMPONENT_STYLE = `${BLOCKS_STYLE}
 .lineup-components { display: flex; flex-direction: column; gap: 6px; }
 .lineup-component { border: 1px solid var(--jp-border-color2, #ddd); border-radius: 6px; padding: 6px 10px; color: var(--jp-content-font-color1, #222); background: var(--jp-layout-color0, #fff); font-size: var(--jp-content-font-size1, 14px); overflow-wrap: anywhere; }
 .lineup-markdown, .lineup-text { max-height: 480px; overflow: auto; }
@@ -121,7 +123,9 @@ function button(text, onClick, type = "button") {
 
 /**
  * Draw the components of `model` into `container`, redrawing only those that changed (a
- * progress update does not disturb a half-typed answer in another component).
+ * progress update does not disturb a half-typed answer in another component). A whole list
+ * (a view that mounts, a snapshot) is drawn in slices that leave the page its turn between
+ * them (paced.js): each component appears whole, in the list's order.
  * @param {{ model: ComponentModel, container: HTMLElement,
  *   send: (content: object) => void }} context
  * @returns {{ refused(component_id: string, message: string): void, reconcile(): void,
@@ -130,6 +134,9 @@ function button(text, onClick, type = "button") {
 export function mountComponents({ model, container, send }) {
   /** @type {Map<string, Drawn>} */
   const drawn = new Map();
+  const blocks = new Blocks(container);
+  const queue = new DrawQueue();
+  const stop = new AbortController();
 
   /** @param {ComponentView} view @param {"answered" | "cancelled"} status @param {any} [value] */
   const answer = (view, status, value) => {
@@ -139,65 +146,72 @@ export function mountComponents({ model, container, send }) {
     send(content);
   };
 
-  const reconcile = () => {
-    /** @type {ComponentView[]} */
-    const views = model.get("components") ?? [];
-    const wanted = new Set();
-    /** @type {ChildNode | null} */
-    let previous = null;
-    for (const view of views) {
-      wanted.add(view.component_id);
-      const key = JSON.stringify(view);
-      let item = drawn.get(view.component_id);
-      if (!item || item.key !== key) {
-        const node = draw(view, answer);
-        if (item) item.node.replaceWith(node);
-        item = { key, node };
-        drawn.set(view.component_id, item);
-      }
-      // Keep the page order the kernel's order, moving only what is out of place.
-      /** @type {ChildNode | null} */
-      const expected = previous ? previous.nextSibling : container.firstChild;
-      if (item.node !== expected) container.insertBefore(item.node, expected);
-      previous = item.node;
-    }
-    for (const [id, item] of [...drawn]) {
-      if (!wanted.has(id)) {
-        item.node.remove();
-        drawn.delete(id);
-      }
-    }
+  /** The node showing `view`, drawn again only if the view changed. @param {ComponentView} view */
+  const drawnNode = (view) => {
+    const key = JSON.stringify(view);
+    const item = drawn.get(view.component_id);
+    if (item && item.key === key) return item.node;
+    const node = draw(view, answer);
+    if (item) item.node.replaceWith(node);
+    drawn.set(view.component_id, { key, node });
+    return node;
   };
 
-  /** Redraw one component after a change of the feed: the others stay as they are. @param {string} componentId */
-  const redraw = (componentId) => {
-    /** @type {ComponentView[]} */
-    const views = model.get("components") ?? [];
-    const at = views.findIndex((view) => view.component_id === componentId);
-    const item = drawn.get(componentId);
+  /** @param {ComponentView[]} views @param {string} componentId */
+  const redrawOne = (views, componentId) => {
+    const at = lastIndexOf(views, componentId);
     if (at < 0) {
-      item?.node.remove();
+      const item = drawn.get(componentId);
+      if (item) blocks.remove(item.node);
       drawn.delete(componentId);
       return;
     }
-    const view = views[at];
-    const key = JSON.stringify(view);
-    if (item && item.key === key) return; // nothing new for this view
-    const node = draw(view, answer);
-    drawn.set(componentId, { key, node });
-    // Before the next component that is drawn (nearly always none: a new one goes last).
+    // After the previous component that is drawn (a new one nearly always goes last).
     /** @type {HTMLElement | null} */
-    let next = null;
-    for (let i = at + 1; i < views.length && !next; i++) next = drawn.get(views[i].component_id)?.node ?? null;
-    if (item) item.node.remove();
-    container.insertBefore(node, next);
+    let previous = null;
+    for (let i = at - 1; i >= 0 && !previous; i--) previous = drawn.get(views[i].component_id)?.node ?? null;
+    blocks.place(drawnNode(views[at]), previous);
+  };
+
+  /** One job of the queue; false when there was none. */
+  const step = () => {
+    /** @type {ComponentView[]} */
+    const views = model.get("components") ?? [];
+    const job = queue.next(views);
+    if (job === null) return false;
+    if ("place" in job) {
+      // Keep the page order the kernel's order, moving only what is out of place.
+      const previous = job.previous ? drawn.get(job.previous.component_id)?.node ?? null : null;
+      blocks.place(drawnNode(/** @type {ComponentView} */ (job.place)), previous);
+    } else if ("prune" in job) {
+      const listed = new Set(views.map((view) => view.component_id));
+      for (const [id, item] of drawn) {
+        if (listed.has(id)) continue;
+        blocks.remove(item.node);
+        drawn.delete(id);
+      }
+    } else {
+      redrawOne(views, job.one);
+    }
+    return true;
+  };
+  const work = paced({ step, signal: stop.signal });
+
+  /** Make the page match the whole list (a snapshot, the model's list replaced). */
+  const reconcile = () => {
+    queue.all();
+    work.wake();
   };
 
   model.on("change:components", reconcile);
   reconcile();
   return {
     reconcile,
-    redraw,
+    /** Redraw one component after a change of the feed: the others stay as they are. */
+    redraw(componentId) {
+      queue.one(componentId);
+      work.wake();
+    },
     refused(componentId, message) {
       const node = drawn.get(componentId)?.node;
       if (!node) return;
@@ -207,8 +221,9 @@ export function mountComponents({ model, container, send }) {
       if (fieldset) fieldset.disabled = false; // the question is still open: try again
     },
     destroy() {
+      stop.abort();
       model.off("change:components", reconcile);
-      for (const item of drawn.values()) item.node.remove();
+      blocks.clear();
       drawn.clear();
     },
   };

@@ -129,3 +129,80 @@ def test_a_saved_notebook_reopened_without_its_kernel_shows_the_last_changes(
         expect(page.locator(".lineup-host .lineup-status")).to_contain_text("Disconnected")
         expect(surface(page, "chart.01").locator("#v")).to_have_text("cursor 7 100")
         assert markdown_html(page, "answer") == whole
+
+
+# A long session (issue 16: no page task over 100 ms with 1 500 messages): a view draws a whole
+# list in slices, one a frame (js/paced.js), in blocks the browser skips off screen
+# (js/blocks.js). What a user sees must not change: every component, in the kernel's order,
+# each whole. (The cost is measured by bench/bench_streaming.py, never asserted here.)
+LONG = 600
+LONG_SESSION = f"""\
+from lineup_jupyter import Host, Limits
+
+host = Host(conversation_id="conv_long", limits=Limits(max_components={LONG + 10}))
+agent = host.connect_agent("agent_long")
+host
+"""
+
+SAY_ALL = f"""\
+for i in range({LONG}):
+    agent.say(f"Message {{i}}: **step {{i}}**, see [run](https://example.org/{{i}}).",
+              component_id=f"m{{i}}")
+"""
+
+# Per view: the component ids in page order, the texts that do not match their id, and the
+# number of components in each block.
+DRAWN = """(host) => {
+  const cards = [...host.querySelectorAll(".lineup-components .lineup-component")];
+  return {
+    ids: cards.map((card) => card.dataset.componentId),
+    wrong: cards.filter((card) => {
+      const i = card.dataset.componentId.slice(1);
+      const body = card.querySelector(".lineup-markdown");
+      return !body || body.textContent.trim() !== `Message ${i}: step ${i}, see run.`
+        || body.querySelector("strong")?.textContent !== `step ${i}`
+        || body.querySelector("a")?.getAttribute("rel") !== "noopener noreferrer nofollow";
+    }).length,
+    blocks: [...host.querySelectorAll(".lineup-component-block")].map((b) => b.children.length),
+  };
+}"""
+
+
+def drawn(page: Page, view: int) -> dict[str, object]:
+    return page.locator(".lineup-host").nth(view).evaluate(DRAWN)  # type: ignore[no-any-return]
+
+
+def test_a_long_session_draws_every_component_in_order_in_each_view(
+    open_notebook: OpenNotebook,
+) -> None:
+    notebook = open_notebook([LONG_SESSION])
+    page = notebook.page
+    cards = page.locator(".lineup-components .lineup-component")
+    notebook.run_cell(SAY_ALL)  # one feed message of 600 components, drawn in slices
+    expect(cards).to_have_count(LONG)
+    expected = [f"m{i}" for i in range(LONG)]
+    first = drawn(page, 0)
+    assert first["ids"] == expected and first["wrong"] == 0
+    assert first["blocks"] == [50] * (LONG // 50)
+
+    # A second view gets the whole list in one snapshot while the kernel goes on: the new
+    # component lands last in both, whichever arrives first.
+    notebook.run_cell('display(host)\nagent.say("after", component_id="last")')
+    expect(cards).to_have_count(2 * (LONG + 1))
+    for view in (0, 1):
+        shown = drawn(page, view)
+        assert shown["ids"] == [*expected, "last"] and shown["wrong"] == 1  # "last" says "after"
+
+    # Out of the middle, then shown again: it goes last (H13: a removed id is new again).
+    notebook.run_cell(
+        'agent.remove("m300")\n'
+        'agent.say("Message 300: **step 300**, see [run](https://example.org/300).", '
+        'component_id="m300")'
+    )
+    moved = [*expected[:300], *expected[301:], "last", "m300"]
+    for view in (0, 1):
+        host = page.locator(".lineup-host").nth(view)
+        expect(host.locator(".lineup-component").last).to_have_attribute(
+            "data-component-id", "m300"
+        )
+        assert drawn(page, view)["ids"] == moved
