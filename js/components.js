@@ -8,6 +8,9 @@
 // {kind: "answer_refused", component_id, message} when an answer was refused.
 // View -> kernel: {kind: "answer", component_id, status: "answered" | "cancelled", value?}.
 
+import { BLOCKS_STYLE, Blocks } from "./blocks.js";
+import { ACCEPT, button, element, STYLED } from "./dom.js";
+import { DrawQueue, lastIndexOf, paced } from "./paced.js";
 import {
   MARKDOWN_ATTRIBUTES,
   MARKDOWN_IMAGE_PATTERN,
@@ -15,14 +18,10 @@ import {
   MARKDOWN_LINK_SCHEMES,
   MARKDOWN_TAGS,
 } from "./protocol.generated.js";
-import { BLOCKS_STYLE, Blocks } from "./blocks.js";
-import { ACCEPT, STYLED, element } from "./dom.js";
-import { DrawQueue, lastIndexOf, paced } from "./paced.js";
 
 /**
  * @typedef {{ component_id: string, kind: string, [field: string]: any }} ComponentView
- * @typedef {{ get(name: string): any, on(name: string, callback: (...args: any[]) => void): void,
- *   off(name: string, callback: (...args: any[]) => void): void }} ComponentModel
+ * @typedef {import("./view_protocol.js").Model<import("./view_protocol.js").HostViewMessage>} ComponentModel
  * @typedef {{ key: string, node: HTMLElement }} Drawn
  */
 
@@ -110,14 +109,13 @@ function safeLink(href) {
 }
 
 /**
+ * A question's Cancel (or No): a plain button that calls `onClick`.
  * @param {string} text
  * @param {() => void} onClick
- * @param {"button" | "submit"} [type]
  */
-function button(text, onClick, type = "button") {
-  const node = /** @type {HTMLButtonElement} */ (element("button", type === "submit" ? ACCEPT : STYLED, text));
-  node.type = type;
-  if (type === "button") node.addEventListener("click", onClick);
+function cancel(text, onClick) {
+  const node = button(STYLED, text);
+  node.addEventListener("click", onClick);
   return node;
 }
 
@@ -181,7 +179,7 @@ export function mountComponents({ model, container, send }) {
     if (job === null) return false;
     if ("place" in job) {
       // Keep the page order the kernel's order, moving only what is out of place.
-      const previous = job.previous ? drawn.get(job.previous.component_id)?.node ?? null : null;
+      const previous = job.previous ? (drawn.get(job.previous.component_id)?.node ?? null) : null;
       blocks.place(drawnNode(/** @type {ComponentView} */ (job.place)), previous);
     } else if ("prune" in job) {
       const listed = new Set(views.map((view) => view.component_id));
@@ -323,22 +321,20 @@ function drawQuestion(card, view, answer) {
       row.append(input, ` ${String(option.label)}`);
       fieldset.append(row);
     }
-    const [low, high] = view.multiple
-      ? [view.min_selected ?? 0, view.max_selected ?? view.options.length]
-      : [1, 1];
+    const [low, high] = view.multiple ? [view.min_selected ?? 0, view.max_selected ?? view.options.length] : [1, 1];
     collect = () => {
       const value = inputs.filter((input) => input.checked).map((input) => input.value);
       if (value.length >= low && value.length <= high) return { value };
       const wanted = low === high ? `${low}` : `between ${low} and ${high}`;
       return { problem: `Choose ${wanted} option${high === 1 ? "" : "s"}.` };
     };
-    actions.append(button(String(view.submit_label), () => {}, "submit"));
-    actions.append(button(String(view.cancel_label), () => finish("cancelled")));
+    actions.append(button(ACCEPT, String(view.submit_label), "submit"));
+    actions.append(cancel(String(view.cancel_label), () => finish("cancelled")));
   } else if (view.kind === "confirm") {
     fieldset.append(element("p", "lineup-question-prompt", String(view.prompt)));
     collect = () => ({ value: true });
-    actions.append(button(String(view.confirm_label), () => {}, "submit"));
-    actions.append(button(String(view.cancel_label), () => finish("answered", false)));
+    actions.append(button(ACCEPT, String(view.confirm_label), "submit"));
+    actions.append(cancel(String(view.cancel_label), () => finish("answered", false)));
   } else {
     const label = /** @type {HTMLLabelElement} */ (element("label", ""));
     label.append(element("div", "lineup-question-prompt", String(view.prompt)));
@@ -361,8 +357,8 @@ function drawQuestion(card, view, answer) {
       if (!input.checkValidity()) return { problem: input.validationMessage };
       return { value: number ? Number(input.value) : input.value };
     };
-    actions.append(button(String(view.submit_label), () => {}, "submit"));
-    actions.append(button(String(view.cancel_label), () => finish("cancelled")));
+    actions.append(button(ACCEPT, String(view.submit_label), "submit"));
+    actions.append(cancel(String(view.cancel_label), () => finish("cancelled")));
   }
 
   /** @param {"answered" | "cancelled"} status @param {any} [value] */

@@ -60,9 +60,12 @@ export function applyOp(picture, op) {
       const spec = /** @type {Spec} */ (op.spec);
       const at = indexOf(picture.surfaces, "instance_id", spec.instance_id);
       const shown = at >= 0 ? picture.surfaces[at] : undefined;
-      const newer = !shown || shown.generation < spec.generation
-        || (shown.generation === spec.generation && shown.revision < spec.revision);
-      if (newer && shown) picture.surfaces[at] = spec; // a replace keeps its place
+      const newer =
+        !shown ||
+        shown.generation < spec.generation ||
+        (shown.generation === spec.generation && shown.revision < spec.revision);
+      if (newer && shown)
+        picture.surfaces[at] = spec; // a replace keeps its place
       else if (newer) picture.surfaces.push(spec);
       return { surface: spec.instance_id };
     }

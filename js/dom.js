@@ -14,14 +14,16 @@ export function element(tag, className, text) {
 }
 
 /**
- * A button of the host's chrome: `type="button"`, so it never submits anything.
+ * A button of the host's chrome: `type="button"`, so it never submits anything, unless it is
+ * the submit button of a form the host draws (a question's answer).
  * @param {string} className
  * @param {string} text
+ * @param {"button" | "submit"} [type]
  * @returns {HTMLButtonElement}
  */
-export function button(className, text) {
+export function button(className, text, type = "button") {
   const node = /** @type {HTMLButtonElement} */ (element("button", className, text));
-  node.type = "button";
+  node.type = type;
   return node;
 }
 

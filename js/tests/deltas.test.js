@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { FeedSequence, applyOp, mergePatch, replaceAll } from "../deltas.js";
+import { applyOp, FeedSequence, mergePatch, replaceAll } from "../deltas.js";
 
 const spec = (/** @type {Record<string, any>} */ extra = {}) => ({
   instance_id: "w",
@@ -50,13 +50,26 @@ test("U1: a replace keeps its place with a new generation; a state of the old fr
   applyOp(picture, { op: "open", spec: spec() });
   applyOp(picture, { op: "open", spec: spec({ instance_id: "v" }) });
   applyOp(picture, { op: "open", spec: spec({ generation: 3, revision: 2, state: { n: 1 } }) });
-  assert.deepEqual(picture.surfaces.map((s) => [s.instance_id, s.generation]), [["w", 3], ["v", 1]]);
+  assert.deepEqual(
+    picture.surfaces.map((s) => [s.instance_id, s.generation]),
+    [
+      ["w", 3],
+      ["v", 1],
+    ],
+  );
   assert.equal(applyOp(picture, { op: "state", instance_id: "w", generation: 1, revision: 9, state: {} }), null);
-  assert.deepEqual(applyOp(picture, { op: "state", instance_id: "w", generation: 3, revision: 3, state: { n: 2 } }), { surface: "w" });
+  assert.deepEqual(applyOp(picture, { op: "state", instance_id: "w", generation: 3, revision: 3, state: { n: 2 } }), {
+    surface: "w",
+  });
   assert.deepEqual(picture.surfaces[0].state, { n: 2 });
   applyOp(picture, { op: "close", instance_id: "w" });
-  assert.deepEqual(picture.surfaces.map((s) => s.instance_id), ["v"]);
-  assert.deepEqual(applyOp(picture, { op: "state", instance_id: "w", generation: 3, revision: 4, state: {} }), { gap: "surface w" });
+  assert.deepEqual(
+    picture.surfaces.map((s) => s.instance_id),
+    ["v"],
+  );
+  assert.deepEqual(applyOp(picture, { op: "state", instance_id: "w", generation: 3, revision: 4, state: {} }), {
+    gap: "surface w",
+  });
 });
 
 test("H13: a component changes alone, in the kernel's order; a text grows by its new end", () => {
@@ -64,7 +77,10 @@ test("H13: a component changes alone, in the kernel's order; a text grows by its
   applyOp(picture, { op: "component", view: { component_id: "a", kind: "text", text: "ab", order: 0, rev: 1 } });
   applyOp(picture, { op: "component", view: { component_id: "c", kind: "status", order: 2, rev: 1 } });
   applyOp(picture, { op: "component", view: { component_id: "b", kind: "status", order: 1, rev: 1 } });
-  assert.deepEqual(picture.components.map((c) => c.component_id), ["a", "b", "c"]);
+  assert.deepEqual(
+    picture.components.map((c) => c.component_id),
+    ["a", "b", "c"],
+  );
   const splice = { op: "splice", component_id: "a", rev: 2, field: "text", cut: 1, add: "é😀" };
   assert.deepEqual(applyOp(picture, splice), { component: "a" });
   assert.equal(picture.components[0].text, "aé😀");
@@ -73,12 +89,14 @@ test("H13: a component changes alone, in the kernel's order; a text grows by its
   // the cut counts UTF-16 units, as the kernel sends it
   applyOp(picture, { op: "splice", component_id: "a", rev: 3, field: "text", cut: 2, add: "!" });
   assert.equal(picture.components[0].text, "aé!");
-  assert.deepEqual(
-    applyOp(picture, { op: "splice", component_id: "a", rev: 5, field: "text", cut: 0, add: "?" }),
-    { gap: "component a" },
-  );
+  assert.deepEqual(applyOp(picture, { op: "splice", component_id: "a", rev: 5, field: "text", cut: 0, add: "?" }), {
+    gap: "component a",
+  });
   applyOp(picture, { op: "removed", component_id: "b" });
-  assert.deepEqual(picture.components.map((c) => c.component_id), ["a", "c"]);
+  assert.deepEqual(
+    picture.components.map((c) => c.component_id),
+    ["a", "c"],
+  );
   assert.equal(applyOp(picture, { op: "from a newer kernel" }), null);
 });
 
@@ -88,7 +106,10 @@ test("the lists are edited in place: the model keeps them, and a saved notebook 
   applyOp(picture, { op: "open", spec: spec() });
   replaceAll(surfaces, [spec({ instance_id: "z" })]);
   assert.equal(picture.surfaces, surfaces);
-  assert.deepEqual(surfaces.map((s) => s.instance_id), ["z"]);
+  assert.deepEqual(
+    surfaces.map((s) => s.instance_id),
+    ["z"],
+  );
 });
 
 test("a view takes the next message only: a lost one is a gap until the next snapshot", () => {

@@ -25,7 +25,10 @@ test("a pass places every component after the one before it, in the list's order
   const views = list(["a", "b", "c"]);
   queue.one("x"); // changed before the snapshot: the pass covers it
   queue.all();
-  assert.deepEqual(drain(queue, () => views), ["a<^", "b<a", "c<b", "prune"]);
+  assert.deepEqual(
+    drain(queue, () => views),
+    ["a<^", "b<a", "c<b", "prune"],
+  );
   assert.equal(queue.next(views), null, "nothing left");
 });
 
@@ -36,7 +39,10 @@ test("changes wait for the pass, then come once each, in the order they changed"
   queue.one("b");
   queue.one("a");
   queue.one("b");
-  assert.deepEqual(drain(queue, () => views), ["a<^", "b<a", "prune", "one b", "one a"]);
+  assert.deepEqual(
+    drain(queue, () => views),
+    ["a<^", "b<a", "prune", "one b", "one a"],
+  );
 });
 
 test("a pass resumes where it was when the list changed between two slices", () => {
@@ -46,7 +52,10 @@ test("a pass resumes where it was when the list changed between two slices", () 
   assert.deepEqual(queue.next(views), { place: views[0], previous: null });
   assert.deepEqual(queue.next(views), { place: views[1], previous: views[0] });
   views = list(["new", "a", "b", "c", "d"]); // shown before, with an earlier order
-  assert.deepEqual(drain(queue, () => views), ["c<b", "d<c", "prune"]);
+  assert.deepEqual(
+    drain(queue, () => views),
+    ["c<b", "d<c", "prune"],
+  );
 });
 
 test("a pass whose last drawn component went starts again from the top: nothing is skipped", () => {
@@ -56,7 +65,10 @@ test("a pass whose last drawn component went starts again from the top: nothing 
   queue.next(views);
   queue.next(views);
   views = list(["a", "c"]); // b removed
-  assert.deepEqual(drain(queue, () => views), ["a<^", "c<a", "prune"]);
+  assert.deepEqual(
+    drain(queue, () => views),
+    ["a<^", "c<a", "prune"],
+  );
 });
 
 test("lastIndexOf finds from the end, or -1", () => {
