@@ -16,7 +16,7 @@ from websockets.exceptions import InvalidStatus
 from websockets.sync.client import ClientConnection, connect
 
 from lineup_jupyter import Limits
-from lineup_jupyter._websocket import WebSocketListener
+from lineup_jupyter import WebSocketListener
 from lineup_jupyter.testing import ScriptedUser
 
 GUARD = 30  # seconds: a guard against a hang, never a measure

@@ -103,7 +103,7 @@ def test_inventory_comes_first_and_envelopes_flow_both_ways(
     user.click("p.1", "clicked", {"n": 1})
     user.wait_for(lambda: "got lineup.v1.ui.event" in process.stderr_tail, "the event")
     assert f"inventory {inventory['payload']['revision']} " in process.stderr_tail
-    assert process.status == "running" and process.returncode is None
+    assert process.status == "connected" and process.returncode is None
     assert process.agent_id == AGENT
 
 
@@ -189,7 +189,7 @@ def test_host_close_ends_its_agent_processes_and_listeners(tmp_path: Path) -> No
     with Host(conversation_id="conv_01", data_dir=tmp_path / "data") as host:
         process = host.connect_process(agent(tmp_path, OPENS_AND_LISTENS), agent_id=AGENT)
         listener = host.listen_websocket(token="t0ken")
-        assert process.status == "running"
+        assert process.status == "connected"
     assert process.status == "closed"
     with pytest.raises(ConnectionRefusedError):  # the listener's port is closed
         socket.create_connection(("127.0.0.1", listener.port), timeout=2).close()
@@ -231,7 +231,7 @@ def test_an_agent_crashing_mid_conversation_is_reported_not_raised(
     with caplog.at_level(logging.WARNING, logger="lineup_jupyter"):
         user.click("p.1", "clicked")
         user.wait_for(lambda: "exited" in caplog.text, "the report of the exit")
-    assert process.status == "exited" and process.returncode == 3
+    assert process.status == "ended" and process.returncode == 3
     assert "boom" in process.stderr_tail
     assert f"[lineup] agent '{AGENT}'" in caplog.text and "code 3" in caplog.text
     assert "boom" in caplog.text
@@ -431,7 +431,7 @@ def test_connect_websocket_needs_a_websocket_url(user: ScriptedUser) -> None:
 def test_the_listener_binds_loopback_only(user: ScriptedUser) -> None:
     """H43: 127.0.0.1 and nothing else: another loopback address finds no one."""
     listener = user.listen_websocket()
-    assert listener._server.socket.getsockname() == ("127.0.0.1", listener.port)
+    assert listener.url == f"ws://127.0.0.1:{listener.port}/"
     with (
         pytest.raises(ConnectionRefusedError),
         socket.create_connection(("127.0.0.2", listener.port), GUARD),
@@ -510,7 +510,7 @@ def test_the_echo_example(user: ScriptedUser) -> None:
     user.expect("ui.patch", state={"count": 0, "last": ""})
     user.expect("component.show", kind="text", text="Reset.")
     user.close_surface("echo.main")
-    user.wait_for(lambda: echo.status == "exited", "the agent to exit")
+    user.wait_for(lambda: echo.status == "ended", "the agent to exit")
     assert echo.returncode == 0 and user.refused() == []
 
 
@@ -527,7 +527,7 @@ def test_the_plain_json_example(user: ScriptedUser) -> None:
     user.expect("ui.patch", state={"shade": 1})
     user.close_surface("plain.swatch")
     user.expect("component.show", kind="markdown")
-    user.wait_for(lambda: plain.status == "exited", "the agent to exit")
+    user.wait_for(lambda: plain.status == "ended", "the agent to exit")
     assert plain.returncode == 0 and user.refused() == []
 
 
