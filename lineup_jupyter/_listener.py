@@ -187,14 +187,19 @@ class WebSocketListener:
         if not message.startswith(_ACCEPT_FAILURES):
             loop.default_exception_handler(context)
             return
-        self.accept_errors += 1
-        if self.accept_errors == 1:
+        self._accept_failed(f"{message}: {context.get('exception')!r}")
+
+    def _accept_failed(self, why: str) -> None:
+        """A connection could not be taken: counted, logged once, and the loop goes on."""
+        with self._lock:
+            self.accept_errors += 1
+            first = self.accept_errors == 1
+        if first:
             logger.warning(
-                "[lineup] the agent listener on %s could not take a connection (%s: %r); it "
-                "goes on (failures are counted in listener.accept_errors)",
+                "[lineup] the agent listener on %s could not take a connection (%s); it goes "
+                "on (failures are counted in listener.accept_errors)",
                 self.url,
-                message,
-                context.get("exception"),
+                why,
             )
 
     def _connection(self, *args: Any, **kwargs: Any) -> ServerConnection:
@@ -360,9 +365,10 @@ class _Connection(ServerConnection):
         super().connection_made(transport)
         try:
             self.lineup_listener._knocked(self, transport)
-        except BaseException:  # no memory, say: this socket alone is dropped
-            transport.abort()  # type: ignore[attr-defined]
-            raise  # asyncio reports it to _loop_error, which counts it
+        except Exception as exc:  # no memory, say: this socket alone is dropped
+            if isinstance(transport, asyncio.Transport):
+                transport.abort()
+            self.lineup_listener._accept_failed(repr(exc))
 
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)
@@ -380,6 +386,8 @@ class ListenerTransport:
         self._ws = ws
         self._loop = asyncio.get_running_loop()
         self._sink: Sink | None = None
+        self._gone = False  # it left before its session began
+        self._begin_lock = threading.Lock()
         self._began = asyncio.Event()
         self._reading = asyncio.Event()
         self._reading.set()
@@ -393,8 +401,13 @@ class ListenerTransport:
     # ---- from any thread -------------------------------------------------------------
 
     def start(self, sink: Sink) -> None:
-        self._sink = sink
-        self._soon(self._began.set)
+        with self._begin_lock:
+            self._sink = sink
+            gone = self._gone
+        if gone:  # it left while its session was being made
+            sink.lost("the agent closed the connection", final=True)
+        else:
+            self._soon(self._began.set)
 
     def send(self, text: str) -> bool:
         with self._chars_lock:
@@ -436,8 +449,10 @@ class ListenerTransport:
         finally:
             began.cancel()
             gone.cancel()
-        sink = self._sink
-        if sink is None:  # it left before its session began
+        with self._begin_lock:
+            sink = self._sink
+            self._gone = sink is None
+        if sink is None:  # it left before its session began: start() reports it
             return
         sink.opened(self.requested)
         writer = asyncio.ensure_future(self._write())

@@ -421,7 +421,7 @@ class RemoteAgent:
         if not self._troubled:  # once per outage, not once per attempt
             self._troubled = True
             logger.warning(
-                "[lineup] %s: %s, less and less often, until it answers or close() is called",
+                "[lineup] %s: %s (less and less often, until it answers or close() is called)",
                 self._name(),
                 why,
             )

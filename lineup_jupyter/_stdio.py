@@ -84,11 +84,16 @@ class ProcessTransport:
             why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             raise UsageError(f"[lineup] could not start {shlex.join(self.argv)}: {why}") from None
         _RUNNING.add(self)
-        self._stderr = threading.Thread(target=self._read_stderr, daemon=True)
+        name = self.argv[0]
+        self._stderr = threading.Thread(
+            target=self._read_stderr, name=f"lineup stderr of {name}", daemon=True
+        )
         self._stderr.start()
-        self._writer = Writer(f"lineup stdin of {self.argv[0]}", self._write)
+        self._writer = Writer(f"lineup stdin of {name}", self._write)
         sink.opened()  # before the first line is read: the inventory goes first (C1)
-        self._reader = threading.Thread(target=self._read_stdout, args=(sink,), daemon=True)
+        self._reader = threading.Thread(
+            target=self._read_stdout, args=(sink,), name=f"lineup stdout of {name}", daemon=True
+        )
         self._reader.start()
 
     def send(self, text: str) -> bool:
@@ -118,7 +123,9 @@ class ProcessTransport:
         (this also runs from the bus: an agent that stopped reading, H42)."""
         if self._process.poll() is None:
             self._process.terminate()
-            threading.Thread(target=self._kill_later, args=(2.0,), daemon=True).start()
+            threading.Thread(
+                target=self._kill_later, args=(2.0,), name="lineup kill", daemon=True
+            ).start()
 
     def wait(self, timeout: float) -> None:
         """Wait for the process to end, killing it after ``timeout`` s."""
