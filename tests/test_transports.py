@@ -606,3 +606,148 @@ def test_wss_with_a_private_certificate_needs_the_ssl_context_that_trusts_it(
             user.connect_websocket(url.replace("wss:", "ws:"), ssl_context=trusting)
     finally:
         server.shutdown()
+
+
+# ---- in memory: the session's rules without a process or a socket ----------------------------
+
+
+def as_memory_agent(
+    type_: str, payload: dict[str, Any], id_: str, sender: str = AGENT
+) -> dict[str, Any]:
+    return {
+        "v": 1,
+        "id": id_,
+        "type": "lineup.v1." + type_,
+        "conversation_id": "conv_01",
+        "sender": {"kind": "agent", "id": sender},
+        "payload": payload,
+    }
+
+
+def test_memory_the_inventory_comes_first_and_the_first_envelope_names_the_agent(
+    user: ScriptedUser,
+) -> None:
+    """C1, H41, H42: the session over an in-memory transport: the inventory first, to this
+    connection alone (it has no id yet); its first sender.id binds it; its surface's events
+    reach it; the statuses are the shared words."""
+    outside = user.connect_memory()
+    session = outside.session
+    assert session.status == "connected" and session in user.host.remote_agents
+    inventory = outside.receive()
+    assert inventory["type"] == "lineup.v1.client.inventory" and "target" not in inventory
+    outside.send(as_memory_agent("ui.open", OPEN, "m1"))
+    user.expect("ui.open", instance_id="p.1")
+    assert session.agent_id == AGENT and user.host.surfaces["p.1"].owner == AGENT
+    user.click("p.1", "clicked", {"n": 1})
+    event = outside.expect("ui.event")
+    assert event["target"] == {"kind": "agent", "id": AGENT}
+    assert event["payload"]["data"] == {"n": 1}
+    outside.leave()
+    user.wait_for(lambda: session.status == "ended", "the end to be reported")
+    assert session.problem is None  # it meant to leave
+    assert [a["status"] for a in user.host.widget.agents] == ["ended"]
+
+
+def test_memory_what_is_not_json_is_refused_and_the_stream_goes_on(user: ScriptedUser) -> None:
+    """H2, H3: a message that is not JSON is refused to this connection alone (no sender
+    could be read: untargeted); the next envelope is taken."""
+    outside = user.connect_memory(agent_id=AGENT)
+    outside.expect("client.inventory")
+    outside.send("print debugging")
+    outside.send(b"\xff\xfe not utf-8")
+    for code in ("invalid_json", "invalid_json"):
+        error = outside.expect("error")
+        assert error["payload"]["code"] == code and error["payload"]["rule"] == "H2"
+        assert "target" not in error
+    outside.send(as_memory_agent("ui.open", OPEN, "m1"))
+    user.expect("ui.open")
+    assert len(user.refused()) == 2
+
+
+def test_memory_an_envelope_that_breaks_a_rule_is_refused_as_in_the_kernel(
+    user: ScriptedUser,
+) -> None:
+    """U1, H6, H3: the host's own checks and answers, to this agent; nothing changed."""
+    outside = user.connect_memory(agent_id=AGENT)
+    outside.expect("client.inventory")
+    outside.send(as_memory_agent("ui.patch", {"instance_id": "nowhere", "state": {}}, "m1"))
+    outside.send(
+        as_memory_agent("ui.open", {"instance_id": "bad id", "app": {}, "state": {}}, "m2")
+    )
+    unknown, invalid = outside.expect("error"), outside.expect("error")
+    assert (unknown["payload"]["code"], unknown["payload"]["rule"]) == ("unknown_instance", "H6")
+    assert (invalid["payload"]["code"], invalid["payload"]["refused_id"]) == ("invalid", "m2")
+    assert unknown["target"] == {"kind": "agent", "id": AGENT}
+    assert list(user.host.surfaces) == []
+
+
+def test_memory_an_agent_that_never_reads_is_hung_up_on(
+    user: ScriptedUser, caplog: pytest.LogCaptureFixture
+) -> None:
+    """H42: what it does not read waits in a bounded queue (8 Mi characters); past it the
+    session hangs up, says why on its line, and the host never blocked; what came after
+    is counted as dropped, never queued without bound."""
+    outside = user.connect_memory(agent_id=AGENT)
+    outside.send(as_memory_agent("ui.open", OPEN, "m1"))
+    user.expect("ui.open")
+    session = outside.session
+    data = {"text": "x" * 15_000}  # U9: under 16 KiB
+    with caplog.at_level(logging.WARNING, logger="lineup_jupyter"):
+        for _ in range(2_000):  # 30 MB of events, far past the bound
+            user.click("p.1", "typed", data)
+            if session.status != "connected":
+                break
+    assert session.status == "closed"
+    assert outside.wait_until_hung_up().startswith("it did not read what the host sent")
+    assert "(H42)" in str(session.problem) and "did not read" in caplog.text
+    unread = outside.unread
+    assert unread * 15_000 <= 8 * 1024 * 1024  # bounded: at most the queue
+    user.click("p.1", "typed", data)  # no longer delivered, never raises
+    assert outside.unread == unread
+    assert [a["status"] for a in user.host.widget.agents] == ["closed"]
+
+
+def test_memory_a_flooding_agent_waits_for_the_kernel(tmp_path: Path) -> None:
+    """H42: in a notebook the session hands messages to the kernel's event loop; while the
+    loop is busy (a long cell), 64 messages wait and then the agent's sends wait too (as on a
+    full pipe) instead of the kernel's memory growing; once the loop is free they all arrive,
+    in order, on the loop's thread."""
+    from lineup_jupyter._host import session_port
+    from lineup_jupyter._memory import connect_memory
+
+    with Host("conv_01", data_dir=tmp_path / "data") as host:
+        held: list[int] = []
+
+        async def cell() -> None:
+            outside = connect_memory(session_port(host), agent_id=AGENT)  # on this loop
+            sent: list[int] = []
+
+            def flood() -> None:
+                try:
+                    for n in range(200):
+                        outside.send(
+                            as_memory_agent("component.show", _text(n), f"m{n}"), timeout=0.5
+                        )
+                        sent.append(n)
+                except TimeoutError:
+                    held.append(len(sent))
+
+            flooding = threading.Thread(target=flood)
+            flooding.start()
+            flooding.join()  # the loop is blocked meanwhile: nothing is handed over
+            await asyncio.sleep(0)
+            for n in range(held[0] if held else 200, 200):
+                outside.send(as_memory_agent("component.show", _text(n), f"m{n}"))
+            for _ in range(100 * GUARD):  # a guard, not a measure
+                if len(host.components) == 200:
+                    break
+                await asyncio.sleep(0.01)
+
+        asyncio.run(cell())
+        assert held == [64]  # the inbox's bound; the 65th send waited
+        shown = [r.envelope["id"] for r in host.history if r.type == "lineup.v1.component.show"]
+        assert shown == [f"m{n}" for n in range(200)]
+
+
+def _text(n: int) -> dict[str, Any]:
+    return {"component_id": f"c{n}", "kind": "text", "text": str(n)}
