@@ -193,11 +193,18 @@ def test_h44_the_listener_serves_n_connections_and_handshakes_on_the_same_thread
         assert late["type"] == "lineup.v1.client.inventory"
         assert threading.active_count() == before
         assert listener.refused == 0
+        # The control: the count does see the package's threads (a process has three).
+        control = user.connect_process([sys.executable, "-c", "import sys; sys.stdin.read()"])
+        assert threading.active_count() >= before + 3
+        control.close()
         for sock in stalled:
             sock.close()
         crowd.close()
         user.wait_for(lambda: listener.agents == [], "the agents to be gone")
-        assert threading.active_count() == before - 1  # the crowd's thread has ended
+        user.wait_for(
+            lambda: threading.active_count() == before - 1,
+            "the crowd's and the control's threads to end",
+        )
 
 
 def test_h44_fifty_slowloris_sockets_do_not_hold_back_an_agent(user: ScriptedUser) -> None:
