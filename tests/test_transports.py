@@ -322,6 +322,52 @@ def test_messages_are_handed_to_the_host_on_the_event_loop(tmp_path: Path) -> No
     assert threads == [loop_thread]
 
 
+def test_a_listeners_agents_reach_the_host_on_the_event_loop(tmp_path: Path) -> None:
+    """A listener made in a cell (a running loop) makes its sessions and hands their messages
+    to that loop, never touching the host from its own I/O thread; it adds one thread (its
+    loop), no worker."""
+    host = Host("conv_01", data_dir=tmp_path / "data")
+    threads: list[int] = []
+    receive = host._receive  # what a connection calls: Host.receive for one endpoint (H41)
+
+    def spy(raw: Any, endpoint: object) -> ProtocolError | None:
+        threads.append(threading.get_ident())
+        return receive(raw, endpoint)
+
+    host._receive = spy  # type: ignore[method-assign]
+
+    async def cell() -> int:
+        before = threading.active_count()
+        listener = host.listen_websocket()
+        added = threading.active_count() - before
+        heard: list[str] = []
+
+        def agent() -> None:
+            url = f"{listener.url}?token={listener.token}&agent_id=agent_ws"
+            with connect(url, open_timeout=GUARD) as ws:
+                heard.append(json.loads(ws.recv(timeout=GUARD))["type"])
+                ws.send(envelope("ui.open", OPEN, "m1"))
+                heard.append(json.loads(ws.recv(timeout=GUARD))["type"])  # the barrier
+
+        outside = threading.Thread(target=agent)
+        outside.start()
+        for _ in range(100 * GUARD):  # a guard, not a measure
+            if "p.1" in host.surfaces:
+                break
+            await asyncio.sleep(0.01)
+        host.send_app_list()  # the barrier: the agent leaves once it has it
+        while outside.is_alive():
+            await asyncio.sleep(0.01)
+        listener.close()
+        assert heard == ["lineup.v1.client.inventory", "lineup.v1.app.list"]
+        assert added == 1
+        return threading.get_ident()
+
+    loop_thread = asyncio.run(cell())
+    host.close()
+    assert threads == [loop_thread]
+
+
 # ---- WebSocket: the host connects to an agent -----------------------------------------------
 
 
