@@ -102,6 +102,8 @@ class WebSocketListener:
         started.wait()
         if self._failed is not None:
             listening.close()
+            if self._worker is not None:
+                self._worker.stop()
             raise UsageError(f"[lineup] cannot listen on 127.0.0.1:{port}: {self._failed}")
 
     @property
