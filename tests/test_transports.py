@@ -797,3 +797,65 @@ def test_memory_a_flooding_agent_waits_for_the_kernel(tmp_path: Path) -> None:
 
 def _text(n: int) -> dict[str, Any]:
     return {"component_id": f"c{n}", "kind": "text", "text": str(n)}
+
+
+KERNEL_CELLS = [
+    """
+import json, threading
+from lineup_jupyter import Host
+from websockets.sync.client import connect
+
+host = Host("conv_01", data_dir=DATA)
+threads = []
+receive = host._receive  # what a connection calls: Host.receive for one endpoint (H41)
+
+def spy(raw, endpoint):
+    threads.append(threading.get_ident())
+    return receive(raw, endpoint)
+
+host._receive = spy
+listener = host.listen_websocket()
+cell_thread = threading.get_ident()
+OPEN = {"v": 1, "id": "m1", "type": "lineup.v1.ui.open", "conversation_id": "conv_01",
+        "sender": {"kind": "agent", "id": "agent_ws"},
+        "payload": {"instance_id": "p.1", "state": {},
+                    "app": {"id": "com.example.a", "version": "1.0.0", "html": "<p>hi</p>"}}}
+
+def agent():
+    with connect(f"{listener.url}?token={listener.token}&agent_id=agent_ws") as ws:
+        ws.recv(timeout=30)  # the inventory
+        ws.send(json.dumps(OPEN))
+        ws.recv(timeout=30)  # the barrier
+
+outside = threading.Thread(target=agent)
+outside.start()
+""",
+    """
+import asyncio
+for _ in range(3000):  # a guard, not a measure
+    if "p.1" in host.surfaces:
+        break
+    await asyncio.sleep(0.01)
+host.send_app_list()  # the barrier: the agent leaves once it has it
+while outside.is_alive():
+    await asyncio.sleep(0.01)
+print("on the cell's thread:", threads == [cell_thread])
+listener.close()
+host.close()
+""",
+]
+
+
+def test_in_a_kernel_a_listeners_agent_reaches_the_host_on_the_kernels_thread(
+    tmp_path: Path,
+) -> None:
+    """In a real ipykernel: a listener made in a cell hands its agent's messages to the
+    kernel's thread (the widget's traits and comm messages belong there)."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    cells = [KERNEL_CELLS[0].replace("DATA", repr(str(tmp_path / "data"))), KERNEL_CELLS[1]]
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    NotebookClient(notebook, timeout=60, kernel_name="python3").execute()
+    text = "".join(str(o.get("text", "")) for cell in notebook.cells for o in cell.outputs)
+    assert "on the cell's thread: True" in text
