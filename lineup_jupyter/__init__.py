@@ -16,12 +16,13 @@ from ._calls import CallHandle, CallResult
 from ._capabilities import Capabilities, Capability, Policy
 from ._errors import CapabilityError, LineUpError, ProtocolError, UsageError
 from ._host import Host
+from ._listener import WebSocketListener
 from ._markdown import render_markdown
 from ._remote import RemoteAgent
 from ._stdio import ProcessAgent
 from ._surfaces import StateRevision, SurfaceChange, SurfaceInstance
 from ._trust import BundleTrust, SigningKey
-from ._websocket import WebSocketAgent, WebSocketListener
+from ._websocket import WebSocketAgent
 from .protocol import Limits, bundle_integrity, validate_envelope
 
 __version__ = "0.1.0"

@@ -34,6 +34,7 @@ from ._errors import ProtocolError, UsageError
 from ._identity import KERNEL, Identities
 from ._manifest import SurfaceManifest
 from ._problems import Problems
+from ._remote import ENDED
 from ._schemas import first_problem
 from ._store import data_dir as _data_dir
 from ._surfaces import StateRevision, SurfaceChange, Surfaces
@@ -70,11 +71,12 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from ._agent import Agent
-    from ._remote import RemoteAgent
+    from ._listener import WebSocketListener
+    from ._remote import RemoteAgent, SessionHost
     from ._stdio import ProcessAgent
-    from ._websocket import WebSocketAgent, WebSocketListener
+    from ._websocket import WebSocketAgent
 
-__all__ = ["Host"]
+__all__ = ["Host", "session_port"]
 
 logger = logging.getLogger("lineup_jupyter")
 HandlerT = TypeVar("HandlerT", bound=Callable[..., Any])  # what @host.capability returns
@@ -142,6 +144,7 @@ class Host:
         self._remote_agents: list[RemoteAgent] = []
         self._listeners: list[WebSocketListener] = []
         self._connection_watchers: Watchers[[]] = Watchers("connection")
+        self._sessions = _SessionPort(self)  # what the agents' sessions see of the host
         self._view_config = {
             "min_height": min_height,
             "max_height": max_height,
@@ -813,7 +816,7 @@ class Host:
         """
         from ._stdio import ProcessAgent
 
-        return ProcessAgent(self, argv, cwd=cwd, env=env, agent_id=agent_id)
+        return ProcessAgent(self._sessions, argv, cwd=cwd, env=env, agent_id=agent_id)
 
     def connect_websocket(
         self,
@@ -829,38 +832,26 @@ class Host:
         from ._websocket import WebSocketAgent
 
         return WebSocketAgent(
-            self, url, agent_id=agent_id, headers=headers, ssl_context=ssl_context
+            self._sessions, url, agent_id=agent_id, headers=headers, ssl_context=ssl_context
         )
 
     def listen_websocket(self, port: int = 0, *, token: str | None = None) -> WebSocketListener:
         """Let agents connect on 127.0.0.1:``port`` with ``token`` (made up if None) (H43)."""
-        from ._websocket import WebSocketListener
+        from ._listener import WebSocketListener
 
-        listener = WebSocketListener(self, port, token=token)
+        listener = WebSocketListener(self._sessions, port, token=token)
         self._listeners.append(listener)
         return listener
 
     @property
     def remote_agents(self) -> list[RemoteAgent]:
         """The agents outside the kernel: processes, WebSockets, and those that connected to
-        a listener; the closed ones too (the last few), with their ``status`` and ``problem``."""
+        a listener; the ended ones too (the last few), with their ``status`` and ``problem``."""
         return list(self._remote_agents)
 
     def watch_connections(self, watcher: Callable[[], None]) -> Callable[[], None]:
         """Call ``watcher()`` when an agent outside the kernel connects, is named, or ends."""
         return self._connection_watchers.add(watcher)
-
-    def _track(self, agent: RemoteAgent) -> None:
-        with self._lock:  # a listener's agents arrive on its threads
-            ended = [a for a in self._remote_agents if a.status in ("closed", "exited")]
-            for gone in ended[: max(0, len(ended) - _CLOSED_AGENTS_SHOWN)]:
-                self._remote_agents.remove(gone)
-            self._remote_agents.append(agent)
-        self._connection_changed()
-
-    def _connection_changed(self) -> None:
-        if self._connection_watchers:
-            self._connection_watchers.notify()
 
     def close(self) -> None:
         """Close every agent process, WebSocket and listener this host started, and its
@@ -881,6 +872,65 @@ class Host:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class _SessionPort:
+    """The host as a session for an agent outside the kernel sees it (_remote.SessionHost):
+    sessions and transports depend on this small interface, never on the Host class."""
+
+    def __init__(self, host: Host) -> None:
+        self._host = host
+
+    @property
+    def limits(self) -> Limits:
+        return self._host.limits
+
+    @property
+    def lock(self) -> threading.RLock:
+        return self._host.lock
+
+    @property
+    def identities(self) -> Identities:
+        return self._host._identities
+
+    @property
+    def inventory(self) -> dict[str, Any]:
+        return self._host.inventory
+
+    def receive(self, raw: str | bytes, endpoint: object) -> None:
+        self._host._receive(raw, endpoint)
+
+    def send(
+        self, type_: str, payload: dict[str, Any], *, to: str | None, endpoint: object
+    ) -> None:
+        self._host._send(type_, payload, to=to, endpoint=endpoint)
+
+    def record_refused(self, shown: dict[str, Any], error: dict[str, Any]) -> None:
+        self._host._bus.record_incoming(shown, error)
+
+    def subscribe(
+        self, callback: Callable[[dict[str, Any]], None], endpoint: object
+    ) -> Subscription:
+        return self._host._bus.subscribe(callback, endpoint=endpoint)
+
+    def track(self, session: RemoteAgent) -> None:
+        host = self._host
+        with host._lock:  # a listener's agents arrive on its threads
+            ended = [a for a in host._remote_agents if a.status in ENDED]
+            for gone in ended[: max(0, len(ended) - _CLOSED_AGENTS_SHOWN)]:
+                host._remote_agents.remove(gone)
+            host._remote_agents.append(session)
+        self.changed()
+
+    def changed(self) -> None:
+        if self._host._connection_watchers:
+            self._host._connection_watchers.notify()
+
+
+def session_port(host: Host) -> SessionHost:
+    """What a session for an agent outside the kernel is given of ``host`` (the in-memory
+    transport's sessions are made by lineup_jupyter.testing)."""
+    return host._sessions
 
 
 def _check_count(count: int, limit: int, path: str, what: str, instead: str) -> None:

@@ -2,11 +2,11 @@
 
 An endpoint is where envelopes come from: the kernel (``KERNEL``: every in-kernel agent and
 any code calling ``Host.receive``), or one connection outside it (a ``RemoteAgent``: a
-process, a WebSocket the host dialled, a connection to a listener). An id is bound to the
-first endpoint that claims it: the kernel's ids for the kernel's life (in-kernel agents'
-ids are reserved), a connection's until it ends (then whoever claims it next, a reconnecting
-agent, gets its surfaces). Any other endpoint's claim is refused ``agent_conflict``. What the
-host addresses to an id therefore reaches one endpoint only.
+process, a WebSocket the host dialled, a connection to a listener, one in memory). An id is
+bound to the first endpoint that claims it: the kernel's ids for the kernel's life
+(in-kernel agents' ids are reserved), a connection's until it ends (then whoever claims it
+next, a reconnecting agent, gets its surfaces). Any other endpoint's claim is refused
+``agent_conflict``. What the host addresses to an id therefore reaches one endpoint only.
 
 The host's lock guards this table; it has no lock of its own.
 """

@@ -1,162 +1,167 @@
 """An agent outside the kernel: its envelopes in from a transport, the host's envelopes out.
 
 Like MCP's python-sdk, a connection is three layers: the wire models (``protocol``), a session
-(``RemoteAgent``, here) and transports that only move text (``_stdio``, ``_websocket``). The
-session:
+(``RemoteAgent``, here) and a transport that only moves text (``_transport.Transport``: stdio,
+WebSocket, in memory). The session, whatever the transport:
 
-- gives every message to ``Host.receive`` as the text it arrived as, so an agent in another
-  process is checked exactly like one in the kernel: the host is the authority (H2, H3);
-- speaks for one agent id (H41): ``agent_id=``, else the ``sender.id`` of the first envelope
-  naming a free one; an id the kernel or another connection speaks for is refused
-  (``agent_conflict``, _identity.py), to this connection alone, and said on its line in the
-  host's view; so a process cannot act, nor hear, as another agent;
+- gives every message to the host as the text it arrived as, so an agent in another process
+  is checked exactly like one in the kernel: the host is the authority (H2, H3);
+- speaks for one agent id (H41): ``agent_id=`` (or the one a listener connection asked for),
+  else the ``sender.id`` of the first envelope naming a free one; an id the kernel or another
+  connection speaks for is refused (``agent_conflict``, _identity.py), to this connection
+  alone, and said on its line in the host's view; so a process cannot act, nor hear, as
+  another agent;
 - sends ``client.inventory`` on every connection and reconnection (C1), to it alone, then
   every envelope the host addresses to its agent or to no one in particular, and the
-  refusals of its own messages (H3).
+  refusals of its own messages (H3); an agent that does not read is hung up on (H42);
+- has one set of status words for every transport (``STATUSES``).
 
-Threads, not asyncio. Reading a pipe or a socket blocks, so each connection reads and writes
-on daemon threads of its own: nothing waits on the kernel's event loop, a long cell does not
-stall a read, and the same code runs in a kernel, a script and pytest. The host and its widget
-are another matter: comm messages and trait changes belong to the kernel's thread (the
-widget's flush is an event-loop callback). So a reader hands each message over, in order,
-to the event loop that was running where the connection was made (a notebook cell), or, when
-there was none (a script, pytest), runs it at once under the host's lock (``HostThread``,
-_threads.py: the one home of that rule). At most ``INBOX_SIZE`` messages wait for the loop;
-then the reader stops reading, and a flooding agent is held back by its own pipe or socket
-instead of the kernel's memory.
-Outgoing envelopes wait in a bounded queue for a writer thread, so the host never blocks on
-an agent that does not read; when that queue is full the connection is closed (H42): a message
-dropped silently would leave the agent with a wrong picture (a question it never sees answered).
+It needs of the host only ``SessionHost``, a small interface the Host satisfies through an
+adapter (_host.py): nothing here imports the Host.
+
+Where the host is used. The host and its widget belong to the kernel's thread (comm messages
+and trait changes are not thread-safe; the widget's flush is an event-loop callback), while
+a transport reports from threads of its own (a pipe's reader, a listener's I/O loop). So what
+a transport reports waits in the session's inbox and is handed over, in order, with
+``call_soon_threadsafe`` to the event loop that was running where the connection was made (a
+notebook cell); with no loop there (a script, pytest) it runs at once under the host's lock,
+or on a worker thread when the transport's thread must never wait for the host (a listener's
+one I/O thread): ``HostThread`` and ``Worker``, _threads.py, the one home of that rule. Past
+``INBOX_SIZE`` waiting, the transport is asked to pause reading, so a
+flooding agent is held back by its own pipe or socket instead of the kernel's memory.
 """
 
 from __future__ import annotations
 
 import logging
-import queue
 import threading
 from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from contextlib import AbstractContextManager
+from functools import partial
+from typing import Any, Final, Protocol
 
 from ._errors import ProtocolError, UsageError
+from ._identity import Identities
 from ._threads import HostThread
+from ._transport import INBOX_SIZE, OUTBOX_CHARS, Transport
 from .protocol import rules
 from .protocol._json import dumps, loads
-from .protocol._validate import readable_id, readable_type
+from .protocol._validate import Limits, readable_id, readable_type
 
-if TYPE_CHECKING:
-    from ._host import Host
-
-__all__ = ["INBOX_SIZE", "OUTBOX_CHARS", "HostThread", "Link", "RemoteAgent"]
+__all__ = ["ENDED", "STATUSES", "RemoteAgent", "SessionHost"]
 
 logger = logging.getLogger("lineup_jupyter")
 
-INBOX_SIZE = 64  # messages read but not yet handed to the host; then the reader waits
-OUTBOX_CHARS = 8 * 1024 * 1024  # characters queued for an agent that is not reading (H42)
+# One set of words for every transport (the host's view and ``host.remote_agents`` show them).
+STATUSES: Final = (
+    "connecting",  # not connected yet (a WebSocket being dialled, a process starting)
+    "connected",  # envelopes flow both ways
+    "disconnected",  # the connection dropped; the transport connects again (a dialled one)
+    "ended",  # the agent's side ended it for good (a process exited, a connection left)
+    "closed",  # the host ended it: close(), or the agent broke a rule (H41, H42)
+)
+ENDED: Final = frozenset({"ended", "closed"})
 
 
-class Link:
-    """One live connection's sending side: a bounded queue and the thread that writes it."""
+class Subscribed(Protocol):
+    def close(self) -> None: ...
 
-    def __init__(self, name: str, write: Callable[[str], None]) -> None:
-        self._write = write
-        self._queue: deque[str | Callable[[], None]] = deque()
-        self._chars = 0
-        self._open = True
-        self._ready = threading.Condition()
-        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
-        self._thread.start()
 
-    def put(self, text: str) -> bool:
-        """Queue one envelope's text; False when the queue is full (the agent is not reading)."""
-        with self._ready:
-            if self._chars + len(text) > OUTBOX_CHARS:
-                return False
-            if self._open:
-                self._queue.append(text)
-                self._chars += len(text)
-                self._ready.notify()
-        return True
+class SessionHost(Protocol):
+    """What a session needs of the host; the Host satisfies it (an adapter in _host.py)."""
 
-    def end(self, then: Callable[[], None]) -> None:
-        """Write what is queued, then call ``then`` (on the writer's thread) and stop."""
-        with self._ready:
-            if self._open:
-                self._queue.append(then)
-                self._ready.notify()
+    @property
+    def limits(self) -> Limits: ...
 
-    def stop(self) -> None:
-        """Write nothing more; what is still queued is dropped."""
-        with self._ready:
-            self._open = False
-            self._queue.clear()
-            self._chars = 0
-            self._ready.notify()
+    @property
+    def lock(self) -> AbstractContextManager[Any]:
+        """The host's lock: what the session checks and does under it is one step."""
 
-    def join(self, timeout: float) -> None:
-        self._thread.join(timeout)
+    @property
+    def identities(self) -> Identities:
+        """Which endpoint speaks for which agent id (H41); used under ``lock``."""
 
-    def _run(self) -> None:
-        while True:
-            with self._ready:
-                while self._open and not self._queue:
-                    self._ready.wait()
-                if not self._open:
-                    return
-                item = self._queue.popleft()
-                if not isinstance(item, str):  # end(): everything before it is written
-                    self._open = False
-                    self._queue.clear()
-                    self._chars = 0
-                    break
-                self._chars -= len(item)
-            try:
-                self._write(item)
-            except Exception as exc:  # the pipe or socket is gone: its reader reports the end
-                logger.debug("[lineup] writing to an agent failed: %r", exc)
-                self.stop()
-                return
-        item()
+    @property
+    def inventory(self) -> dict[str, Any]: ...
+
+    def receive(self, raw: str | bytes, endpoint: object) -> None:
+        """``Host.receive`` for a message from ``endpoint``."""
+
+    def send(
+        self, type_: str, payload: dict[str, Any], *, to: str | None, endpoint: object
+    ) -> None:
+        """Send an envelope to ``endpoint`` only (addressed to agent ``to``, if any)."""
+
+    def record_refused(self, shown: dict[str, Any], error: dict[str, Any]) -> None:
+        """Record in the history a message refused before the host could read it."""
+
+    def subscribe(self, callback: Callable[[dict[str, Any]], None], endpoint: object) -> Subscribed:
+        """Every envelope sent to no one in particular, or to ``endpoint``."""
+
+    def track(self, session: RemoteAgent) -> None:
+        """List the session in the host's view (and ``host.remote_agents``)."""
+
+    def changed(self) -> None:
+        """A session's status, agent id or problem changed: the view redraws its line."""
 
 
 class RemoteAgent:
-    """An agent outside the kernel, connected over a transport.
+    """An agent outside the kernel: the session of one agent, over any transport.
 
     Made by ``host.connect_process``, ``host.connect_websocket``, or an agent connecting to
     ``host.listen_websocket``. ``agent_id`` is the agent it speaks for (None until the first
-    envelope names it, H41); ``status`` says whether it is connected; ``close()`` ends it.
+    envelope names it, H41); ``status`` is one of ``STATUSES``; ``problem`` the last thing
+    that went wrong; ``close()`` ends it.
     """
 
     def __init__(
         self,
-        host: Host,
+        host: SessionHost,
+        transport: Transport,
         *,
-        agent_id: str | None,
-        describe: str,
+        agent_id: str | None = None,
         host_thread: HostThread | None = None,
     ) -> None:
         if agent_id is not None and readable_id(agent_id) is None:
             raise UsageError(f"[lineup] agent id {agent_id!r} must match {rules.ID_PATTERN} (M1)")
-        self.host = host
-        self.describe = describe  # what it is, for messages: "process 'python my_agent.py'"
+        self.describe = transport.describe  # what it is, for messages: "process 'python a.py'"
         self.dropped = 0  # envelopes for this agent that came while it was not connected
+        self.problem: str | None = None  # the last thing that went wrong with the connection
+        self._host = host
+        self._transport = transport
         self._agent_id = agent_id
         self._host_thread = host_thread or HostThread()
         self._state = "connecting"
-        self._inbox: queue.Queue[Callable[[], None]] = queue.Queue(INBOX_SIZE)
-        self._scheduled = False
         self._lock = threading.Lock()
+        self._inbox: deque[Callable[[], None]] = deque()
+        self._paused = False
+        self._scheduled = False
         self._drain_lock = threading.RLock()
-        self._link: Link | None = None
         self._closed = threading.Event()
-        self.problem: str | None = None  # the last thing that went wrong with the connection
+        # Which connection may be sent to: the one the transport has up (_current, set on its
+        # thread) and the one whose opening the session has handled (_up, on the host's). Only
+        # when they are the same one: nothing meant for a lost connection reaches the next
+        # one ahead of its inventory (C1).
+        self._connections = 0
+        self._current: int | None = None
+        self._up: int | None = None
+        self._hung_up: str | None = None  # why the host hung up on this connection (H41, H42)
+        self._troubled = False
         if agent_id is not None:  # H41: refused at once when the kernel or another has it
-            with host._lock:
+            with host.lock:
                 try:
-                    host._identities.claim(agent_id, self)
+                    host.identities.claim(agent_id, self)
                 except ProtocolError as error:
                     raise UsageError(f"[lineup] {error.message}") from None
-        self._subscription = host._bus.subscribe(self._on_envelope, endpoint=self)
+        self._subscription = host.subscribe(self._on_envelope, endpoint=self)
+        try:
+            transport.start(_Sink(self))
+        except BaseException:
+            self._subscription.close()
+            self._release()
+            raise
+        host.track(self)  # the host's view lists it
 
     @property
     def agent_id(self) -> str | None:
@@ -165,7 +170,7 @@ class RemoteAgent:
 
     @property
     def status(self) -> str:
-        """``connecting``, ``connected``, ``disconnected`` or ``closed``."""
+        """One of ``STATUSES``: connecting, connected, disconnected, ended or closed."""
         return self._state
 
     def view(self) -> dict[str, Any]:
@@ -179,37 +184,19 @@ class RemoteAgent:
         }
 
     def close(self) -> None:
-        """Stop talking to this agent and close its transport. Closing twice does nothing."""
-        self._shut()
-
-    def _shut(self) -> None:
-        """What close() does, never waiting: the bus may be calling (H42)."""
+        """Stop talking to this agent and end its transport. Closing twice does nothing.
+        Never waits: the bus may be calling."""
         with self._lock:
             if self._closed.is_set():
                 return
             self._closed.set()
+            self._up = None
+            self._inbox.clear()
         self._state = "closed"
         self._subscription.close()
         self._release()
-        link, self._link = self._link, None
-        if link is not None:
-            link.stop()
-        self._close_transport()
-        self.host._connection_changed()
-
-    def _close_transport(self) -> None:
-        """End the transport itself (the subclass knows how); must not wait long."""
-
-    def _release(self) -> None:
-        """The agent id is free for the next connection that claims it (H41)."""
-        with self.host._lock:
-            self.host._identities.release(self)
-
-    def _abort(self, why: str) -> None:
-        """The connection cannot go on (the agent is not reading): end it, reported."""
-        logger.warning("[lineup] %s: %s", self._name(), why)
-        self.problem = why
-        self._shut()
+        self._transport.close()
+        self._host.changed()
 
     def __enter__(self) -> RemoteAgent:
         return self
@@ -218,94 +205,110 @@ class RemoteAgent:
         self.close()
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(agent_id={self._agent_id!r}, status={self.status!r})"
+        return (
+            f"{type(self).__name__}(agent_id={self._agent_id!r}, via={self.describe!r}, "
+            f"status={self.status!r})"
+        )
 
     def _name(self) -> str:
         return f"agent {self._agent_id!r} ({self.describe})" if self._agent_id else self.describe
 
-    # ---- from a transport's thread to the host's ------------------------------------------
+    def _release(self) -> None:
+        """The agent id is free for the next connection that claims it (H41)."""
+        with self._host.lock:
+            self._host.identities.release(self)
 
-    def _feed(self, work: Callable[[], None]) -> bool:
-        """Run ``work`` on the host's thread, after what is already waiting; False once closed.
+    # ---- from the transport's thread to the host's ---------------------------------------
 
-        Blocks while ``INBOX_SIZE`` are waiting, so a reader never outruns the kernel.
-        """
-        while not self._closed.is_set():
-            try:
-                self._inbox.put(work, timeout=0.25)  # the timeout only notices a close
-            except queue.Full:
-                continue
-            self._schedule()
-            return True
-        return False
-
-    def _schedule(self) -> None:
-        if self._host_thread.loop_to_use() is None:
-            self._drain()
-            return
+    def _feed(self, work: Callable[[], None]) -> None:
+        """Run ``work`` on the host's thread after what is already waiting; never blocks."""
+        defers = self._host_thread.defers()
         with self._lock:
-            if self._scheduled:
+            if self._closed.is_set():
                 return
-            self._scheduled = True
-        if not self._host_thread.post(self._drain, f"{self._name()}: handing messages over"):
-            with self._lock:  # the loop closed since we looked: nobody else will run it
-                self._scheduled = False
-            self._drain()
+            self._inbox.append(work)
+            pause = len(self._inbox) >= INBOX_SIZE and not self._paused
+            self._paused = self._paused or pause
+            drain = not (defers and self._scheduled)  # a drain is already on its way
+            self._scheduled = self._scheduled or defers
+        if pause:
+            self._transport.pause_reading()
+        if drain:
+            self._host_thread.call(self._drain)
 
     def _drain(self) -> None:
-        with self._lock:
-            self._scheduled = False
         while True:
+            with self._lock:
+                self._scheduled = False
             with self._drain_lock:  # one drain at a time keeps the agent's order
                 for _ in range(INBOX_SIZE):
-                    try:
-                        work = self._inbox.get_nowait()
-                    except queue.Empty:
+                    with self._lock:
+                        work = self._inbox.popleft() if self._inbox else None
+                        resume = self._paused and len(self._inbox) <= INBOX_SIZE // 2
+                        self._paused = self._paused and not resume
+                    if resume:
+                        self._transport.resume_reading()
+                    if work is None:
                         return
                     try:
                         work()
                     except Exception:  # a bug of ours must not stop the next message
                         logger.exception("[lineup] %s: handling a message failed", self._name())
-            # More arrived while draining: on a loop, run them on a later turn so the loop
-            # serves the kernel's other work (the widget, the user's cells) in between.
-            with self._lock:
-                self._scheduled = True
-            if self._host_thread.post(self._drain, f"{self._name()}: handing messages over"):
+            if self._host_thread.defers():
+                # More are waiting: on a loop, run them on a later turn, so it serves the
+                # kernel's other work (the widget, the user's cells) in between.
+                with self._lock:
+                    if self._scheduled:
+                        return
+                    self._scheduled = True
+                self._host_thread.call(self._drain)
                 return
-            with self._lock:
-                self._scheduled = False
 
     # ---- on the host's thread ---------------------------------------------------------------
 
-    def _opened(self, link: Link) -> None:
-        """A transport connection is up: it hears the inventory before anything else (C1)."""
-        if self._closed.is_set():
-            link.stop()
-            return
-        with self.host._lock:  # nothing else is sent to this agent in between
-            self._link = link
+    def _opened(self, connection: int, requested: str | None) -> None:
+        """A connection is up: it hears the inventory before anything else (C1)."""
+        with self._host.lock:  # nothing else is sent to this agent in between
+            with self._lock:
+                if self._closed.is_set() or self._current != connection:
+                    return  # closed, or already lost: its lost() comes next
+                self._up = connection
+            self._hung_up = None
+            if requested is not None and requested != self._agent_id:
+                try:
+                    self._host.identities.claim(requested, self)
+                except ProtocolError as error:
+                    self._state = "connected"
+                    self._refuse_claim({}, requested, error)
+                    self._hang_up(self.problem or error.message, refused=True)
+                    return
+                self._agent_id = requested
             self._state = "connected"
             self.problem = None  # whatever went wrong before this connection is over
-            self.host._connection_changed()
+            if self._troubled:
+                logger.warning("[lineup] %s: connected", self._name())
+                self._troubled = False
+            self._host.changed()
             # To this connection alone: unbound, it has no agent id to address yet (H41), and
             # the other agents already have this revision (H42).
-            self._send("lineup.v1.client.inventory", self.host.inventory)
+            self._send("lineup.v1.client.inventory", self._host.inventory)
 
-    def _message(self, raw: str | bytes) -> None:
+    def _message(self, connection: int, raw: str | bytes) -> None:
         """One envelope as the agent sent it: checked for its sender, then the host's."""
-        if self._closed.is_set():
+        if self._up != connection:  # hung up on, or sent before a refusal took effect
             return
-        with self.host._lock:
+        host = self._host
+        with host.lock:
             try:
                 # The host's own parser: what it cannot read here, the host refuses too.
-                value = loads(raw, max_bytes=self.host.limits.max_message_bytes)
+                value = loads(raw, max_bytes=host.limits.max_message_bytes)
             except ProtocolError:
                 value = None
             claimed = _claimed_sender(value)
             if claimed is not None and claimed != self._agent_id:
                 shown = value if isinstance(value, dict) else {}
                 try:
-                    self.host._identities.check(claimed, self)
+                    host.identities.check(claimed, self)
                     if self._agent_id is not None:
                         raise ProtocolError(
                             "invalid",
@@ -317,10 +320,10 @@ class RemoteAgent:
                 except ProtocolError as error:
                     self._refuse_claim(shown, claimed, error)
                     return
-                self.host._identities.claim(claimed, self)
+                host.identities.claim(claimed, self)
                 self._agent_id = claimed  # H41: the first envelope names the agent
-                self.host._connection_changed()
-            self.host._receive(raw, self)
+                host.changed()
+            host.receive(raw, self)
 
     def _refuse_claim(self, shown: dict[str, Any], claimed: str, error: ProtocolError) -> None:
         """An envelope in another agent's name (H41): refused to this connection alone, and
@@ -330,34 +333,65 @@ class RemoteAgent:
             error.with_refused(readable_id(shown.get("id")), readable_type(shown.get("type"))),
         )
         self.problem = f"refused an envelope in the name of {claimed!r}: {error.message}"
-        self.host._connection_changed()
+        self._host.changed()
 
     def _refuse(self, shown: dict[str, Any], error: ProtocolError) -> None:
         """Refuse what the transport itself could not pass on, the way the host refuses (H3):
         recorded in the history, and one lineup.v1.error to this connection's agent."""
-        with self.host._lock:
-            self.host._bus.record_incoming(shown, error.to_payload())
+        with self._host.lock:
+            self._host.record_refused(shown, error.to_payload())
             self._send("lineup.v1.error", error.to_payload())
+
+    def _refused(self, connection: int, shown: str, error: ProtocolError) -> None:
+        if self._up == connection:
+            self._refuse({"raw": shown}, error)
 
     def _send(self, type_: str, payload: dict[str, Any]) -> None:
         """Send to this connection only (its agent, if it named one): never to another."""
-        self.host._send(type_, payload, to=self._agent_id, endpoint=self)
+        self._host.send(type_, payload, to=self._agent_id, endpoint=self)
 
-    def _lost(self, link: Link, why: str, *, final: bool, clean: bool = False) -> None:
-        """A transport connection ended; ``final`` when no other will follow. A ``clean``
-        end (an agent process that exited with code 0) is logged as info, not a warning."""
-        if self._link is link:
-            self._link = None
-        link.stop()
+    def _trouble(self, why: str) -> None:
+        if self._closed.is_set():
+            return
+        self.problem = why
+        if not self._troubled:  # once per outage, not once per attempt
+            self._troubled = True
+            logger.warning(
+                "[lineup] %s: %s (less and less often, until it answers or close() is called)",
+                self._name(),
+                why,
+            )
+        self._host.changed()
+
+    def _lost(self, why: str, final: bool, clean: bool) -> None:
+        """A connection ended; ``final`` when no other will follow. A ``clean`` end (an
+        agent process that exited with code 0) is logged as info, not a warning."""
+        with self._lock:
+            self._up = None
         if final:
             self._subscription.close()
             self._release()
         if self._closed.is_set():
             return  # the host closed it: nothing to report
-        self._state = "closed" if final else "disconnected"
-        self.problem = None if clean else why
-        logger.log(logging.INFO if clean else logging.WARNING, "[lineup] %s: %s", self._name(), why)
-        self.host._connection_changed()
+        if self._hung_up is not None:  # the host hung up (H41, H42): that is the story
+            self.problem = self._hung_up
+            self._state = "closed" if final else "disconnected"
+        else:
+            self._state = "ended" if final else "disconnected"
+            self.problem = None if clean else why
+            level = logging.INFO if clean else logging.WARNING
+            logger.log(level, "[lineup] %s: %s", self._name(), why)
+        self._host.changed()
+
+    def _hang_up(self, why: str, *, refused: bool = False) -> None:
+        """End this connection because of the agent (H41, H42); its line says why."""
+        with self._lock:
+            self._up = None
+        self._hung_up = why
+        self.problem = why
+        self._state = "disconnected"
+        self._transport.hang_up(why, refused=refused)
+        self._host.changed()
 
     def _on_envelope(self, envelope: dict[str, Any]) -> None:
         """The bus's callback (on the host's thread): queue what is for this agent."""
@@ -365,16 +399,51 @@ class RemoteAgent:
         target_id = target.get("id") if isinstance(target, dict) else None
         if target_id is not None and target_id != self._agent_id:
             return
-        link = self._link
-        if link is None:
+        with self._lock:
+            up = self._up is not None and self._up == self._current
+            queued = not up or self._transport.send(dumps(envelope))
+        if not up:
             self.dropped += 1
-            return
-        if not link.put(dumps(envelope)):
-            self._abort(
+        elif not queued:
+            why = (
                 f"it did not read what the host sent (more than {OUTBOX_CHARS} characters "
                 "were waiting), so the connection was closed rather than let messages be lost "
                 "(H42)."
             )
+            logger.warning("[lineup] %s: %s", self._name(), why)
+            self._hang_up(why)
+
+
+class _Sink:
+    """What the session's transport reports to (``_transport.Sink``): every call is queued
+    for the host's thread, in order, and returns at once."""
+
+    def __init__(self, session: RemoteAgent) -> None:
+        self._session = session
+
+    def opened(self, agent_id: str | None = None) -> None:
+        session = self._session
+        with session._lock:
+            session._connections += 1
+            session._current = connection = session._connections
+        session._feed(partial(session._opened, connection, agent_id))
+
+    def message(self, text: str | bytes) -> None:
+        session = self._session
+        session._feed(partial(session._message, session._current or 0, text))
+
+    def refused(self, shown: str, error: ProtocolError) -> None:
+        session = self._session
+        session._feed(partial(session._refused, session._current or 0, shown, error))
+
+    def trouble(self, why: str) -> None:
+        self._session._feed(partial(self._session._trouble, why))
+
+    def lost(self, why: str, *, final: bool, clean: bool = False) -> None:
+        session = self._session
+        with session._lock:  # from now on nothing more is sent to this connection
+            session._current = None
+        session._feed(partial(session._lost, why, final, clean))
 
 
 def _claimed_sender(value: Any) -> str | None:

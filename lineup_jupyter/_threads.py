@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import queue
 import threading
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
@@ -37,6 +38,7 @@ __all__ = [
     "Pacer",
     "Repeating",
     "Timer",
+    "Worker",
     "call_later",
     "call_soon_on",
     "live",
@@ -76,19 +78,46 @@ def _reported(work: Callable[..., Any], what: str, *args: Any) -> Callable[[], N
     return run
 
 
+class Worker:
+    """One daemon thread that runs what it is given, in order: the host's thread for a
+    transport whose own thread must never wait for the host's lock (a listener's one I/O
+    thread), when no event loop runs where it was made (a script, pytest)."""
+
+    def __init__(self, name: str) -> None:
+        self._queue: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def submit(self, work: Callable[[], None], what: str = "work for the host") -> None:
+        self._queue.put(_reported(work, what))
+
+    def stop(self) -> None:
+        self._queue.put(None)
+
+    def _run(self) -> None:
+        while (work := self._queue.get()) is not None:
+            work()  # reported: a failure is logged and the next one runs
+
+
 class HostThread:
     """The thread the host and its widget belong to, as seen where this is made: the event
-    loop running there (a notebook cell: the kernel's loop), or none (a script, pytest)."""
+    loop running there (a notebook cell: the kernel's loop), or none (a script, pytest); then
+    the ``worker``, if given, else the caller's thread."""
 
-    def __init__(self) -> None:
+    def __init__(self, worker: Worker | None = None) -> None:
         self.loop = running_loop()
         self.ident = threading.get_ident()
+        self.worker = worker
 
     def loop_to_use(self) -> asyncio.AbstractEventLoop | None:
         """The loop to hand work to; None to do it here, now (no live loop, or on it)."""
         if threading.get_ident() == self.ident or not live(self.loop):
             return None
         return self.loop
+
+    def defers(self) -> bool:
+        """Whether ``call`` runs its work later (on the loop or the worker), not now."""
+        return self.loop_to_use() is not None or self.worker is not None
 
     def post(self, work: Callable[[], None], what: str = "work for the kernel's thread") -> bool:
         """Queue ``work`` on the loop, even from its own thread (it runs on a later turn);
@@ -103,9 +132,13 @@ class HostThread:
         return True
 
     def call(self, work: Callable[[], None], what: str = "work for the kernel's thread") -> None:
-        """Run ``work`` where the host may be used: now when this is its thread or there is no
-        loop, else soon on the loop. Never raises what ``work`` raises (it is logged)."""
-        if self.loop_to_use() is None or not self.post(work, what):
+        """Run ``work`` where the host may be used: soon on the loop (from another thread), or
+        on the worker, else now. Never raises what ``work`` raises (it is logged)."""
+        if self.loop_to_use() is not None and self.post(work, what):
+            return
+        if self.worker is not None:
+            self.worker.submit(work, what)
+        else:
             _reported(work, what)()
 
 

@@ -28,7 +28,7 @@ import tempfile
 import time
 import typing
 
-from . import _errors, _host, _stdio
+from . import _errors, _host, _memory, _stdio
 from ._threads import running_loop as _running_loop
 from .protocol import rules
 
@@ -39,8 +39,10 @@ if typing.TYPE_CHECKING:  # only the names in __all__ are public here (tests/tes
     from ._agent import Agent
     from ._bus import Record
     from ._errors import ProtocolError
+    from ._listener import WebSocketListener
+    from ._memory import OutsideAgent
     from ._stdio import ProcessAgent
-    from ._websocket import WebSocketAgent, WebSocketListener
+    from ._websocket import WebSocketAgent
 
 __all__ = ["ScriptedModel", "ScriptedUser"]
 
@@ -113,6 +115,13 @@ class ScriptedUser:
     def listen_websocket(self, port: int = 0, **options: Any) -> WebSocketListener:
         """Listen for agents (``host.listen_websocket``); closed with the user."""
         return self.host.listen_websocket(port, **options)
+
+    def connect_memory(self, agent_id: str | None = None) -> OutsideAgent:
+        """An agent outside the kernel with no process or socket: returns its end, which
+        the test drives (``send`` an envelope, ``receive`` or ``expect`` what the host sent
+        it, ``leave``); ``.session`` is the host's end, in ``host.remote_agents``, checked
+        and bounded like a process (H41, H42). Closed with the user."""
+        return _memory.connect_memory(_host.session_port(self.host), agent_id=agent_id)
 
     # ---- what the agent did --------------------------------------------------------------
 

@@ -248,3 +248,79 @@ def test_h41_kernel_code_cannot_speak_for_a_connections_agent(
     user.host.send_inventory()  # the barrier
     user.wait_for(lambda: "got lineup.v1.client.inventory" in victim.stderr_tail, "it")
     assert "error" not in victim.stderr_tail
+
+
+# ---- the same rules, on the in-memory transport (the session's, whatever the transport) -----
+
+
+def heard_until_barrier(outside: Any) -> list[str]:
+    """What an in-memory agent heard up to the barrier (a fresh inventory)."""
+    heard = [outside.receive()["type"]]
+    while heard[-1] != "lineup.v1.client.inventory":
+        heard.append(outside.receive()["type"])
+    return [kind.removeprefix("lineup.v1.") for kind in heard]
+
+
+def test_h41_in_memory_an_unnamed_agent_cannot_speak_or_hear_for_the_kernels(
+    user: ScriptedUser,
+) -> None:
+    """H41: an unnamed connection sends as the kernel's agent_k: refused to it alone,
+    untargeted (it has no id), the surface unchanged, its line saying why; agent_k's event
+    never reaches it; it then names itself with a free id."""
+    kernel = user.connect_agent("agent_k")
+    kernel.open("k.1", html="<p>k</p>", state={"owner": "victim"})
+    attacker = user.connect_memory()
+    assert attacker.receive()["type"] == "lineup.v1.client.inventory"
+    attacker.send(json.loads(as_agent("agent_k", "ui.close", {"instance_id": "k.1"}, "a1")))
+    error = attacker.expect("error")
+    assert (error["payload"]["code"], error["payload"]["path"]) == ("agent_conflict", "$.sender.id")
+    assert "target" not in error and attacker.session.agent_id is None
+    assert user.host.surfaces["k.1"].state == {"owner": "victim"} and kernel.errors == []
+    assert "'agent_k'" in str(attacker.session.problem)
+    user.click("k.1", "clicked")
+    user.host.send_inventory()  # the barrier
+    assert "ui.event" not in heard_until_barrier(attacker)
+    attacker.send(json.loads(as_agent("agent_a", "ui.open", {**OPEN, "instance_id": "a.1"}, "a2")))
+    user.expect("ui.open", instance_id="a.1")
+    assert attacker.session.agent_id == "agent_a"
+
+
+def test_h41_in_memory_a_second_claim_at_the_opening_is_refused_and_hung_up(
+    user: ScriptedUser,
+) -> None:
+    """H41: an id asked for when the connection opens (a listener's ?agent_id) that another
+    connection speaks for: one lineup.v1.error to the claimant alone, then the host hangs
+    up; its line says closed and why; the first keeps its surface and its events."""
+    from lineup_jupyter._host import session_port
+    from lineup_jupyter._memory import connect_memory
+
+    victim = user.connect_memory(agent_id="agent_v")
+    victim.expect("client.inventory")
+    victim.send(json.loads(as_agent("agent_v", "ui.open", VICTIM_OPEN, "m1")))
+    user.expect("ui.open", instance_id="v.1")
+    attacker = connect_memory(session_port(user.host), requested="agent_v")
+    reason = attacker.wait_until_hung_up()
+    error = attacker.receive()  # what was written before the hang-up stays readable
+    assert (error["payload"]["code"], error["payload"]["rule"]) == ("agent_conflict", "H41")
+    assert "target" not in error
+    with pytest.raises(ConnectionError):
+        attacker.receive()
+    user.wait_for(lambda: attacker.session.status == "closed", "its line to say closed")
+    assert "H41" in reason and "H41" in str(attacker.session.problem)
+    user.click("v.1", "clicked")
+    assert victim.expect("ui.event")["payload"]["event"] == "clicked"
+    victim.leave()
+    again = connect_memory(session_port(user.host), requested="agent_v")  # free once it left
+    assert again.receive()["target"] == {"kind": "agent", "id": "agent_v"}
+
+
+def test_h41_in_memory_a_named_connection_carries_one_agent(user: ScriptedUser) -> None:
+    """H41: bound to agent_m, a connection naming another (free) id is refused 'invalid' at
+    $.sender.id, to agent_m; the other id stays free."""
+    outside = user.connect_memory(agent_id="agent_m")
+    outside.expect("client.inventory")
+    outside.send(json.loads(as_agent("agent_x", "ui.open", OPEN, "m1")))
+    error = outside.expect("error")
+    assert (error["payload"]["code"], error["payload"]["rule"]) == ("invalid", "H41")
+    assert error["target"] == {"kind": "agent", "id": "agent_m"}
+    user.connect_agent("agent_x")  # free: the kernel may take it

@@ -129,11 +129,11 @@ EXPECTED: dict[str, list[str]] = {
     ],
     "07-building-an-agent.ipynb": [
         "{'count': 1, 'last': 'Ada'}",  # the in-kernel agent answered the click
-        "running agent_greeter ['kernel.greeter', 'greeter.main']",  # H41: the process's id
+        "connected agent_greeter ['kernel.greeter', 'greeter.main']",  # H41: the process's id
         "{'count': 1, 'last': 'Grace'}",  # the process answered the click...
         "<p>Hello, <strong>Grace</strong>! (from process",  # ...and greeted
         "agent_kernel / agent_greeter",  # H8: each surface has its own owner
-        "exited with code 0",  # U10: it left when the user closed its surface
+        "ended with code 0",  # U10: it left when the user closed its surface
         "the scripted user saw: {'count': 1, 'last': 'Ada'}",  # expect_async in a cell
         "and the greeter left with code 0",
         "1 passed",  # the ScriptedUser test, run by pytest

@@ -134,7 +134,7 @@ def test_expect_async_waits_on_the_loop_that_delivers_a_process_agents_envelopes
             opened = await user.expect_async("ui.open", instance_id="t.1")
             assert opened["sender"]["id"] == "agent_t"
             user.close_surface("t.1")
-            await user.wait_for_async(lambda: process.status == "exited", "the agent to exit")
+            await user.wait_for_async(lambda: process.status == "ended", "the agent to exit")
             assert process.returncode == 0
             with pytest.raises(AssertionError, match=r"expected lineup\.v1\.ui\.patch"):
                 await user.expect_async("ui.patch", timeout=0.05)

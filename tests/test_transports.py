@@ -103,7 +103,7 @@ def test_inventory_comes_first_and_envelopes_flow_both_ways(
     user.click("p.1", "clicked", {"n": 1})
     user.wait_for(lambda: "got lineup.v1.ui.event" in process.stderr_tail, "the event")
     assert f"inventory {inventory['payload']['revision']} " in process.stderr_tail
-    assert process.status == "running" and process.returncode is None
+    assert process.status == "connected" and process.returncode is None
     assert process.agent_id == AGENT
 
 
@@ -189,7 +189,7 @@ def test_host_close_ends_its_agent_processes_and_listeners(tmp_path: Path) -> No
     with Host(conversation_id="conv_01", data_dir=tmp_path / "data") as host:
         process = host.connect_process(agent(tmp_path, OPENS_AND_LISTENS), agent_id=AGENT)
         listener = host.listen_websocket(token="t0ken")
-        assert process.status == "running"
+        assert process.status == "connected"
     assert process.status == "closed"
     with pytest.raises(ConnectionRefusedError):  # the listener's port is closed
         socket.create_connection(("127.0.0.1", listener.port), timeout=2).close()
@@ -231,7 +231,7 @@ def test_an_agent_crashing_mid_conversation_is_reported_not_raised(
     with caplog.at_level(logging.WARNING, logger="lineup_jupyter"):
         user.click("p.1", "clicked")
         user.wait_for(lambda: "exited" in caplog.text, "the report of the exit")
-    assert process.status == "exited" and process.returncode == 3
+    assert process.status == "ended" and process.returncode == 3
     assert "boom" in process.stderr_tail
     assert f"[lineup] agent '{AGENT}'" in caplog.text and "code 3" in caplog.text
     assert "boom" in caplog.text
@@ -319,6 +319,52 @@ def test_messages_are_handed_to_the_host_on_the_event_loop(tmp_path: Path) -> No
         return threading.get_ident()
 
     loop_thread = asyncio.run(cell())
+    assert threads == [loop_thread]
+
+
+def test_a_listeners_agents_reach_the_host_on_the_event_loop(tmp_path: Path) -> None:
+    """A listener made in a cell (a running loop) makes its sessions and hands their messages
+    to that loop, never touching the host from its own I/O thread; it adds one thread (its
+    loop), no worker."""
+    host = Host("conv_01", data_dir=tmp_path / "data")
+    threads: list[int] = []
+    receive = host._receive  # what a connection calls: Host.receive for one endpoint (H41)
+
+    def spy(raw: Any, endpoint: object) -> ProtocolError | None:
+        threads.append(threading.get_ident())
+        return receive(raw, endpoint)
+
+    host._receive = spy  # type: ignore[method-assign]
+
+    async def cell() -> int:
+        before = threading.active_count()
+        listener = host.listen_websocket()
+        added = threading.active_count() - before
+        heard: list[str] = []
+
+        def agent() -> None:
+            url = f"{listener.url}?token={listener.token}&agent_id=agent_ws"
+            with connect(url, open_timeout=GUARD) as ws:
+                heard.append(json.loads(ws.recv(timeout=GUARD))["type"])
+                ws.send(envelope("ui.open", OPEN, "m1"))
+                heard.append(json.loads(ws.recv(timeout=GUARD))["type"])  # the barrier
+
+        outside = threading.Thread(target=agent)
+        outside.start()
+        for _ in range(100 * GUARD):  # a guard, not a measure
+            if "p.1" in host.surfaces:
+                break
+            await asyncio.sleep(0.01)
+        host.send_app_list()  # the barrier: the agent leaves once it has it
+        while outside.is_alive():
+            await asyncio.sleep(0.01)
+        listener.close()
+        assert heard == ["lineup.v1.client.inventory", "lineup.v1.app.list"]
+        assert added == 1
+        return threading.get_ident()
+
+    loop_thread = asyncio.run(cell())
+    host.close()
     assert threads == [loop_thread]
 
 
@@ -431,7 +477,7 @@ def test_connect_websocket_needs_a_websocket_url(user: ScriptedUser) -> None:
 def test_the_listener_binds_loopback_only(user: ScriptedUser) -> None:
     """H43: 127.0.0.1 and nothing else: another loopback address finds no one."""
     listener = user.listen_websocket()
-    assert listener._server.socket.getsockname() == ("127.0.0.1", listener.port)
+    assert listener.url == f"ws://127.0.0.1:{listener.port}/"
     with (
         pytest.raises(ConnectionRefusedError),
         socket.create_connection(("127.0.0.2", listener.port), GUARD),
@@ -510,7 +556,7 @@ def test_the_echo_example(user: ScriptedUser) -> None:
     user.expect("ui.patch", state={"count": 0, "last": ""})
     user.expect("component.show", kind="text", text="Reset.")
     user.close_surface("echo.main")
-    user.wait_for(lambda: echo.status == "exited", "the agent to exit")
+    user.wait_for(lambda: echo.status == "ended", "the agent to exit")
     assert echo.returncode == 0 and user.refused() == []
 
 
@@ -527,7 +573,7 @@ def test_the_plain_json_example(user: ScriptedUser) -> None:
     user.expect("ui.patch", state={"shade": 1})
     user.close_surface("plain.swatch")
     user.expect("component.show", kind="markdown")
-    user.wait_for(lambda: plain.status == "exited", "the agent to exit")
+    user.wait_for(lambda: plain.status == "ended", "the agent to exit")
     assert plain.returncode == 0 and user.refused() == []
 
 
@@ -606,3 +652,210 @@ def test_wss_with_a_private_certificate_needs_the_ssl_context_that_trusts_it(
             user.connect_websocket(url.replace("wss:", "ws:"), ssl_context=trusting)
     finally:
         server.shutdown()
+
+
+# ---- in memory: the session's rules without a process or a socket ----------------------------
+
+
+def as_memory_agent(
+    type_: str, payload: dict[str, Any], id_: str, sender: str = AGENT
+) -> dict[str, Any]:
+    return {
+        "v": 1,
+        "id": id_,
+        "type": "lineup.v1." + type_,
+        "conversation_id": "conv_01",
+        "sender": {"kind": "agent", "id": sender},
+        "payload": payload,
+    }
+
+
+def test_memory_the_inventory_comes_first_and_the_first_envelope_names_the_agent(
+    user: ScriptedUser,
+) -> None:
+    """C1, H41, H42: the session over an in-memory transport: the inventory first, to this
+    connection alone (it has no id yet); its first sender.id binds it; its surface's events
+    reach it; the statuses are the shared words."""
+    outside = user.connect_memory()
+    session = outside.session
+    assert session.status == "connected" and session in user.host.remote_agents
+    inventory = outside.receive()
+    assert inventory["type"] == "lineup.v1.client.inventory" and "target" not in inventory
+    outside.send(as_memory_agent("ui.open", OPEN, "m1"))
+    user.expect("ui.open", instance_id="p.1")
+    assert session.agent_id == AGENT and user.host.surfaces["p.1"].owner == AGENT
+    user.click("p.1", "clicked", {"n": 1})
+    event = outside.expect("ui.event")
+    assert event["target"] == {"kind": "agent", "id": AGENT}
+    assert event["payload"]["data"] == {"n": 1}
+    outside.leave()
+    user.wait_for(lambda: session.status == "ended", "the end to be reported")
+    assert session.problem is None  # it meant to leave
+    assert [a["status"] for a in user.host.widget.agents] == ["ended"]
+
+
+def test_memory_what_is_not_json_is_refused_and_the_stream_goes_on(user: ScriptedUser) -> None:
+    """H2, H3: a message that is not JSON is refused to this connection alone (no sender
+    could be read: untargeted); the next envelope is taken."""
+    outside = user.connect_memory(agent_id=AGENT)
+    outside.expect("client.inventory")
+    outside.send("print debugging")
+    outside.send(b"\xff\xfe not utf-8")
+    for code in ("invalid_json", "invalid_json"):
+        error = outside.expect("error")
+        assert error["payload"]["code"] == code and error["payload"]["rule"] == "H2"
+        assert "target" not in error
+    outside.send(as_memory_agent("ui.open", OPEN, "m1"))
+    user.expect("ui.open")
+    assert len(user.refused()) == 2
+
+
+def test_memory_an_envelope_that_breaks_a_rule_is_refused_as_in_the_kernel(
+    user: ScriptedUser,
+) -> None:
+    """U1, H6, H3: the host's own checks and answers, to this agent; nothing changed."""
+    outside = user.connect_memory(agent_id=AGENT)
+    outside.expect("client.inventory")
+    outside.send(as_memory_agent("ui.patch", {"instance_id": "nowhere", "state": {}}, "m1"))
+    outside.send(
+        as_memory_agent("ui.open", {"instance_id": "bad id", "app": {}, "state": {}}, "m2")
+    )
+    unknown, invalid = outside.expect("error"), outside.expect("error")
+    assert (unknown["payload"]["code"], unknown["payload"]["rule"]) == ("unknown_instance", "H6")
+    assert (invalid["payload"]["code"], invalid["payload"]["refused_id"]) == ("invalid", "m2")
+    assert unknown["target"] == {"kind": "agent", "id": AGENT}
+    assert list(user.host.surfaces) == []
+
+
+def test_memory_an_agent_that_never_reads_is_hung_up_on(
+    user: ScriptedUser, caplog: pytest.LogCaptureFixture
+) -> None:
+    """H42: what it does not read waits in a bounded queue (8 Mi characters); past it the
+    session hangs up, says why on its line, and the host never blocked; what came after
+    is counted as dropped, never queued without bound."""
+    outside = user.connect_memory(agent_id=AGENT)
+    outside.send(as_memory_agent("ui.open", OPEN, "m1"))
+    user.expect("ui.open")
+    session = outside.session
+    data = {"text": "x" * 15_000}  # U9: under 16 KiB
+    with caplog.at_level(logging.WARNING, logger="lineup_jupyter"):
+        for _ in range(2_000):  # 30 MB of events, far past the bound
+            user.click("p.1", "typed", data)
+            if session.status != "connected":
+                break
+    assert session.status == "closed"
+    assert outside.wait_until_hung_up().startswith("it did not read what the host sent")
+    assert "(H42)" in str(session.problem) and "did not read" in caplog.text
+    unread = outside.unread
+    assert unread * 15_000 <= 8 * 1024 * 1024  # bounded: at most the queue
+    user.click("p.1", "typed", data)  # no longer delivered, never raises
+    assert outside.unread == unread
+    assert [a["status"] for a in user.host.widget.agents] == ["closed"]
+
+
+def test_memory_a_flooding_agent_waits_for_the_kernel(tmp_path: Path) -> None:
+    """H42: in a notebook the session hands messages to the kernel's event loop; while the
+    loop is busy (a long cell), 64 messages wait and then the agent's sends wait too (as on a
+    full pipe) instead of the kernel's memory growing; once the loop is free they all arrive,
+    in order, on the loop's thread."""
+    from lineup_jupyter._host import session_port
+    from lineup_jupyter._memory import connect_memory
+
+    with Host("conv_01", data_dir=tmp_path / "data") as host:
+        held: list[int] = []
+
+        async def cell() -> None:
+            outside = connect_memory(session_port(host), agent_id=AGENT)  # on this loop
+            sent: list[int] = []
+
+            def flood() -> None:
+                try:
+                    for n in range(200):
+                        outside.send(
+                            as_memory_agent("component.show", _text(n), f"m{n}"), timeout=0.5
+                        )
+                        sent.append(n)
+                except TimeoutError:
+                    held.append(len(sent))
+
+            flooding = threading.Thread(target=flood)
+            flooding.start()
+            flooding.join()  # the loop is blocked meanwhile: nothing is handed over
+            await asyncio.sleep(0)
+            for n in range(held[0] if held else 200, 200):
+                outside.send(as_memory_agent("component.show", _text(n), f"m{n}"))
+            for _ in range(100 * GUARD):  # a guard, not a measure
+                if len(host.components) == 200:
+                    break
+                await asyncio.sleep(0.01)
+
+        asyncio.run(cell())
+        assert held == [64]  # the inbox's bound; the 65th send waited
+        shown = [r.envelope["id"] for r in host.history if r.type == "lineup.v1.component.show"]
+        assert shown == [f"m{n}" for n in range(200)]
+
+
+def _text(n: int) -> dict[str, Any]:
+    return {"component_id": f"c{n}", "kind": "text", "text": str(n)}
+
+
+KERNEL_CELLS = [
+    """
+import json, threading
+from lineup_jupyter import Host
+from websockets.sync.client import connect
+
+host = Host("conv_01", data_dir=DATA)
+threads = []
+receive = host._receive  # what a connection calls: Host.receive for one endpoint (H41)
+
+def spy(raw, endpoint):
+    threads.append(threading.get_ident())
+    return receive(raw, endpoint)
+
+host._receive = spy
+listener = host.listen_websocket()
+cell_thread = threading.get_ident()
+OPEN = {"v": 1, "id": "m1", "type": "lineup.v1.ui.open", "conversation_id": "conv_01",
+        "sender": {"kind": "agent", "id": "agent_ws"},
+        "payload": {"instance_id": "p.1", "state": {},
+                    "app": {"id": "com.example.a", "version": "1.0.0", "html": "<p>hi</p>"}}}
+
+def agent():
+    with connect(f"{listener.url}?token={listener.token}&agent_id=agent_ws") as ws:
+        ws.recv(timeout=30)  # the inventory
+        ws.send(json.dumps(OPEN))
+        ws.recv(timeout=30)  # the barrier
+
+outside = threading.Thread(target=agent)
+outside.start()
+""",
+    """
+import asyncio
+for _ in range(3000):  # a guard, not a measure
+    if "p.1" in host.surfaces:
+        break
+    await asyncio.sleep(0.01)
+host.send_app_list()  # the barrier: the agent leaves once it has it
+while outside.is_alive():
+    await asyncio.sleep(0.01)
+print("on the cell's thread:", threads == [cell_thread])
+listener.close()
+host.close()
+""",
+]
+
+
+def test_in_a_kernel_a_listeners_agent_reaches_the_host_on_the_kernels_thread(
+    tmp_path: Path,
+) -> None:
+    """In a real ipykernel: a listener made in a cell hands its agent's messages to the
+    kernel's thread (the widget's traits and comm messages belong there)."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    cells = [KERNEL_CELLS[0].replace("DATA", repr(str(tmp_path / "data"))), KERNEL_CELLS[1]]
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    NotebookClient(notebook, timeout=60, kernel_name="python3").execute()
+    text = "".join(str(o.get("text", "")) for cell in notebook.cells for o in cell.outputs)
+    assert "on the cell's thread: True" in text

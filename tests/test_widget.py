@@ -394,16 +394,16 @@ def test_h42_the_view_lists_agents_outside_the_kernel_and_how_they_ended(
         assert time.monotonic() < deadline, widget.agents
         time.sleep(0.02)
     (line,) = widget.agents
-    assert line["status"] == "exited" and process.returncode == 3
+    assert line["status"] == "ended" and process.returncode == 3
     assert "exited with code 3" in line["problem"] and "boom" in line["problem"]
 
     clean = tmp_path / "clean.py"
     clean.write_text("import sys\nsys.stdin.readline()\n")
     quiet = host.connect_process([sys.executable, str(clean)], agent_id="agent_q")
-    while quiet._state != "closed":  # until its reader has reported the exit
+    while quiet.status != "ended":  # until its reader has reported the exit
         assert time.monotonic() < deadline
         time.sleep(0.02)
-    assert quiet.status == "exited" and quiet.returncode == 0
+    assert quiet.status == "ended" and quiet.returncode == 0
     assert [(a["agent_id"], a["problem"]) for a in widget.agents][1] == ("agent_q", None)
     quiet.close()
     assert widget.agents[1]["status"] == "closed"

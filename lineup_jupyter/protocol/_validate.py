@@ -57,7 +57,7 @@ class Limits:
     max_waiting_calls: int = 20  # H44: app.calls waiting for the user (consent cards)
     max_connections: int = 64  # H44: connections to one listener at once
     max_unnamed_connections: int = 8  # H44: of those, connections without an agent id yet
-    max_handshakes: int = 16  # H44: sockets of one listener before their handshake ends
+    max_handshakes: int = 128  # H44: sockets of one listener before their handshake ends
 
 
 DEFAULT_LIMITS = Limits()

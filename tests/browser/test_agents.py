@@ -40,13 +40,13 @@ def test_h42_a_crashing_process_agent_is_reported_in_the_view(
     line = page.locator(".lineup-host .lineup-agents .lineup-agent")
     expect(line).to_have_count(1)
     expect(line).to_contain_text("Agent agent_flaky (process ")  # named by its first envelope
-    expect(line).to_contain_text("running")
+    expect(line).to_contain_text("connected")
     notebook.round_trip()
 
     surface(page, "flaky.1").locator("#go").click()  # the agent reads it, then crashes
     expect(line).to_have_attribute("data-troubled", "true")
-    expect(line).to_contain_text("exited")
+    expect(line).to_contain_text("ended")
     expect(line.locator(".lineup-agent-problem")).to_contain_text("exited with code 3")
     expect(line.locator(".lineup-agent-problem")).to_contain_text("the agent fell over")
-    assert notebook.run_cell("print(process.status, process.returncode)").strip() == "exited 3"
+    assert notebook.run_cell("print(process.status, process.returncode)").strip() == "ended 3"
     expect(page.locator(".lineup-host .lineup-surface")).to_have_count(1)  # its surface stays
