@@ -44,10 +44,10 @@ except ImportError:
     MarkdownIt = None
 
 try:
-    from lineup_jupyter import _markdown
+    from lineup_jupyter.core import _markdown
 except ImportError:  # run from a checkout without `pip install -e .`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from lineup_jupyter import _markdown
+    from lineup_jupyter.core import _markdown
 
 from lineup_jupyter.protocol import rules
 

@@ -6,24 +6,24 @@ with an underscore is private and may change.
 
 from __future__ import annotations
 
-from ._agent import Agent, SurfaceEvent
-from ._apps import AppCenter, AppInfo, AppVerification, shipped_apps
-from ._audit import Audit, AuditTable, AuditVerification
 from ._authoring import Surface, SurfaceWatcher
-from ._broker import PendingCall
-from ._bus import History, Record, Subscription
-from ._calls import CallHandle, CallResult
-from ._capabilities import Capabilities, Capability, Policy
-from ._errors import CapabilityError, LineUpError, ProtocolError, UsageError
-from ._host import Host
-from ._listener import WebSocketListener
-from ._markdown import render_markdown
-from ._remote import RemoteAgent
-from ._stdio import ProcessAgent
-from ._surfaces import StateRevision, SurfaceChange, SurfaceInstance
-from ._trust import BundleTrust, SigningKey
-from ._websocket import WebSocketAgent
+from .agents._agent import Agent, SurfaceEvent
+from .agents._calls import CallHandle, CallResult
+from .agents._listener import WebSocketListener
+from .agents._remote import RemoteAgent
+from .agents._stdio import ProcessAgent
+from .agents._websocket import WebSocketAgent
+from .appcenter._apps import AppCenter, AppInfo, AppVerification, shipped_apps
+from .appcenter._trust import BundleTrust, SigningKey
+from .capabilities._audit import Audit, AuditTable, AuditVerification
+from .capabilities._broker import PendingCall
+from .capabilities._capabilities import Capabilities, Capability, Policy
+from .core._bus import History, Record, Subscription
+from .core._markdown import render_markdown
+from .core._surfaces import StateRevision, SurfaceChange, SurfaceInstance
+from .host._host import Host
 from .protocol import Limits, bundle_integrity, validate_envelope
+from .protocol._errors import CapabilityError, LineUpError, ProtocolError, UsageError
 
 __version__ = "0.1.0"
 

@@ -35,17 +35,17 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ValidationError
 
-from ._agent import DEFAULT_APP_ID, DEFAULT_APP_VERSION
-from ._app_sources import InstallLimits
-from ._errors import ProtocolError, UsageError
-from ._manifest import MANIFEST_NAME, build_bundles, inline_assets, load_manifest
-from ._threads import repeat
+from .agents._agent import DEFAULT_APP_ID, DEFAULT_APP_VERSION
+from .appcenter._app_sources import InstallLimits
+from .appcenter._manifest import MANIFEST_NAME, build_bundles, inline_assets, load_manifest
 from .protocol import InlineApp, bundle_integrity
+from .protocol._errors import ProtocolError, UsageError
 from .protocol._integrity import parse_bundle_bytes
 from .protocol._validate import DEFAULT_LIMITS, Limits, from_validation_error
+from .runtime._threads import repeat
 
 if TYPE_CHECKING:
-    from ._agent import Agent
+    from .agents._agent import Agent
 
 __all__ = ["Surface", "SurfaceWatcher"]
 

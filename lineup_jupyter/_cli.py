@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ._cli_apps import add_app_commands
-from ._errors import ProtocolError, UsageError
-from ._trust import SigningKey
+from .appcenter._trust import SigningKey
 from .protocol import Limits, bundle_integrity, validate_envelope
+from .protocol._errors import ProtocolError, UsageError
 
 __all__ = ["main"]
 

@@ -20,10 +20,10 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from ._app_sources import sri
-from ._apps import AppCenter, AppInfo
-from ._errors import LineUpError
-from ._store import data_dir
+from .appcenter._app_sources import sri
+from .appcenter._apps import AppCenter, AppInfo
+from .protocol._errors import LineUpError
+from .runtime._store import data_dir
 
 __all__ = ["add_app_commands"]
 

@@ -28,21 +28,22 @@ import tempfile
 import time
 import typing
 
-from . import _errors, _host, _memory, _stdio
-from ._threads import running_loop as _running_loop
-from .protocol import rules
+from .agents import _memory, _stdio
+from .host import _host
+from .protocol import _errors, rules
+from .runtime._threads import running_loop as _running_loop
 
 if typing.TYPE_CHECKING:  # only the names in __all__ are public here (tests/test_public_api.py)
     from collections.abc import Callable, Mapping, Sequence
     from typing import Any
 
-    from ._agent import Agent
-    from ._bus import Record
-    from ._errors import ProtocolError
-    from ._listener import WebSocketListener
-    from ._memory import OutsideAgent
-    from ._stdio import ProcessAgent
-    from ._websocket import WebSocketAgent
+    from .agents._agent import Agent
+    from .agents._listener import WebSocketListener
+    from .agents._memory import OutsideAgent
+    from .agents._stdio import ProcessAgent
+    from .agents._websocket import WebSocketAgent
+    from .core._bus import Record
+    from .protocol._errors import ProtocolError
 
 __all__ = ["ScriptedModel", "ScriptedUser"]
 

@@ -31,8 +31,8 @@ from typing import Any
 import pytest
 
 from lineup_jupyter import Host, UsageError, shipped_apps
-from lineup_jupyter._app_sources import InstallLimits
-from lineup_jupyter._apps import AppCenter
+from lineup_jupyter.appcenter._app_sources import InstallLimits
+from lineup_jupyter.appcenter._apps import AppCenter
 
 from .conftest import envelope
 from .test_apps import APP, archive_with, blobs, sri, write_app, zipped
@@ -269,7 +269,7 @@ def test_h32_remove_killed_after_its_first_unlink_never_lists_an_app_without_its
     script = f"""
         import os, signal
         from pathlib import Path
-        from lineup_jupyter._apps import AppCenter
+        from lineup_jupyter.appcenter._apps import AppCenter
 
         real_unlink = Path.unlink
 

@@ -23,10 +23,10 @@ from typing import Any
 import pytest
 
 from lineup_jupyter import Host, UsageError, shipped_apps
-from lineup_jupyter._app_sources import InstallLimits
-from lineup_jupyter._apps import AppCenter
 from lineup_jupyter._cli import main
-from lineup_jupyter._manifest import semver_key
+from lineup_jupyter.appcenter._app_sources import InstallLimits
+from lineup_jupyter.appcenter._apps import AppCenter
+from lineup_jupyter.appcenter._manifest import semver_key
 from lineup_jupyter.protocol import bundle_integrity
 from lineup_jupyter.protocol._integrity import bundle_bytes, parse_bundle_bytes
 

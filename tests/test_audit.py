@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from lineup_jupyter import Host
-from lineup_jupyter._audit import FIELDS, GENESIS, Audit, digest
+from lineup_jupyter.capabilities._audit import FIELDS, GENESIS, Audit, digest
 from lineup_jupyter.protocol._json import dumps
 
 from .conftest import AGENT, CONVERSATION, envelope
@@ -207,7 +207,7 @@ def test_c13_kernels_appending_at_once_keep_one_anchored_chain(tmp_path: Path) -
         f"""
         import sys
         from pathlib import Path
-        from lineup_jupyter._audit import Audit
+        from lineup_jupyter.capabilities._audit import Audit
         audit = Audit(Path({str(tmp_path / "audit.sqlite3")!r}))
         for n in range(40):
             audit.record(call_id=f"{{sys.argv[1]}}-{{n}}", status="completed")
@@ -226,7 +226,7 @@ def test_c13_kernels_appending_at_once_keep_one_anchored_chain(tmp_path: Path) -
 
 def legacy_table(path: Path, rows: int) -> None:
     """An audit as the unkeyed version wrote it: sha256 chain, no key, no anchor."""
-    from lineup_jupyter._audit import _SCHEMA
+    from lineup_jupyter.capabilities._audit import _SCHEMA
 
     with sqlite3.connect(path) as db:
         db.execute(_SCHEMA)

@@ -29,7 +29,7 @@ from lineup_jupyter import (
     UsageError,
     bundle_integrity,
 )
-from lineup_jupyter._manifest import semver_key
+from lineup_jupyter.appcenter._manifest import semver_key
 from lineup_jupyter.testing import ScriptedUser
 
 from .conftest import view_sends

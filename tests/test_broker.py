@@ -640,7 +640,7 @@ def test_c13_the_audit_table_escapes_what_agents_wrote(host: Host) -> None:
 def test_the_data_dir_is_argument_then_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from lineup_jupyter._store import data_dir
+    from lineup_jupyter.runtime._store import data_dir
 
     monkeypatch.setenv("LINEUP_JUPYTER_HOME", str(tmp_path / "env"))
     assert data_dir(tmp_path / "arg") == tmp_path / "arg"
@@ -840,7 +840,7 @@ def test_h20_a_timer_that_fires_early_looks_again_instead_of_expiring(
 
 def test_c7_the_builtin_capabilities_input_schemas_are_valid(host: Host) -> None:
     """The built-ins are declared without a schema check (_schemas.py says why): check here."""
-    from lineup_jupyter._schemas import schema_error
+    from lineup_jupyter.core._schemas import schema_error
 
     builtins = [host.capabilities.get(name) for name in host.capabilities]
     assert builtins and all(

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from lineup_jupyter import Host, ProtocolError, UsageError
-from lineup_jupyter._components import ComponentChange
-from lineup_jupyter._pending import Pending
+from lineup_jupyter.core._components import ComponentChange
 from lineup_jupyter.protocol import validate_envelope
+from lineup_jupyter.runtime._pending import Pending
 
 from .conftest import AGENT, EXPECTED, Recorder, envelope, golden
 

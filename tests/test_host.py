@@ -367,7 +367,7 @@ def test_a_failing_watcher_is_logged_and_the_others_still_hear(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     """The one watcher list surfaces, components and consent cards share."""
-    from lineup_jupyter._watchers import Watchers
+    from lineup_jupyter.runtime._watchers import Watchers
 
     heard: list[str] = []
     watchers: Watchers[[str]] = Watchers("test")

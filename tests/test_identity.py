@@ -291,8 +291,8 @@ def test_h41_in_memory_a_second_claim_at_the_opening_is_refused_and_hung_up(
     """H41: an id asked for when the connection opens (a listener's ?agent_id) that another
     connection speaks for: one lineup.v1.error to the claimant alone, then the host hangs
     up; its line says closed and why; the first keeps its surface and its events."""
-    from lineup_jupyter._host import session_port
-    from lineup_jupyter._memory import connect_memory
+    from lineup_jupyter.agents._memory import connect_memory
+    from lineup_jupyter.host._host import session_port
 
     victim = user.connect_memory(agent_id="agent_v")
     victim.expect("client.inventory")

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from lineup_jupyter import Host, UsageError
-from lineup_jupyter import _inspector as inspector
-from lineup_jupyter._widget import InspectorWidget
+from lineup_jupyter.host import _inspector as inspector
+from lineup_jupyter.widgets._widget import InspectorWidget
 
 from .conftest import view_sends
 
@@ -315,7 +315,7 @@ def test_the_inspector_costs_nothing_until_it_is_displayed() -> None:
         "host = Host(conversation_id='conv_01', data_dir=tempfile.mkdtemp())\n"
         "host.connect_agent('a1').open('w1', html='<p>x</p>', state={})\n"
         "assert not host.history._watchers, 'watched'\n"
-        "assert 'lineup_jupyter._inspector' not in sys.modules, 'imported'\n"
+        "assert 'lineup_jupyter.host._inspector' not in sys.modules, 'imported'\n"
         "host.inspector\n"
         "assert host.history._watchers\n"
     )

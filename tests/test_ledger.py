@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lineup_jupyter import ProtocolError
-from lineup_jupyter._ledger import CallLedger, fingerprint_of
+from lineup_jupyter.capabilities._ledger import CallLedger, fingerprint_of
 
 ANSWER = {"call_id": "c1", "status": "completed", "result": {"ok": True}}
 

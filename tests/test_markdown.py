@@ -20,8 +20,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lineup_jupyter import Host, _markdown
-from lineup_jupyter._markdown import render_markdown
+from lineup_jupyter import Host
+from lineup_jupyter.core import _markdown
+from lineup_jupyter.core._markdown import render_markdown
 from lineup_jupyter.protocol import rules
 
 from .conftest import envelope
@@ -423,7 +424,7 @@ def previous_renderer() -> Any:
     from markdown_it import MarkdownIt
     from markdown_it.common.utils import escapeHtml
 
-    from lineup_jupyter._markdown import _CLEANER
+    from lineup_jupyter.core._markdown import _CLEANER
 
     def image(self: Any, tokens: Any, index: int, options: Any, env: Any) -> str:
         token = tokens[index]

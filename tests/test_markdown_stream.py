@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from lineup_jupyter import render_markdown
-from lineup_jupyter._markdown_stream import MarkdownStream
+from lineup_jupyter.core._markdown_stream import MarkdownStream
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "markdown-vectors.json"
 if not CORPUS.exists():  # a worktree: the corpora sit beside the checkouts

@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from lineup_jupyter._patterns import PatternError, compile_pattern
-from lineup_jupyter._schemas import first_problem, schema_error
+from lineup_jupyter.core._schemas import first_problem, schema_error
+from lineup_jupyter.protocol._patterns import PatternError, compile_pattern
 
 # Generous: the checks take milliseconds, but starting an interpreter that imports
 # jsonschema took 23 s on this 2-core machine under a load of 14. Only a hang reaches it.

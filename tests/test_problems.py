@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from lineup_jupyter import Host
-from lineup_jupyter._agent import Agent, SurfaceEvent
+from lineup_jupyter.agents._agent import Agent, SurfaceEvent
 
 from .conftest import view_sends
 

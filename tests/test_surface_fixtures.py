@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from lineup_jupyter._errors import ProtocolError
 from lineup_jupyter.protocol import validate_surface_message
+from lineup_jupyter.protocol._errors import ProtocolError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "surface_messages.json"
 CASES: list[dict[str, Any]] = json.loads(FIXTURES.read_text(encoding="utf-8"))

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from lineup_jupyter._threads import (
+from lineup_jupyter.runtime._threads import (
     HostThread,
     Pacer,
     call_later,

@@ -760,8 +760,8 @@ def test_memory_a_flooding_agent_waits_for_the_kernel(tmp_path: Path) -> None:
     loop is busy (a long cell), 64 messages wait and then the agent's sends wait too (as on a
     full pipe) instead of the kernel's memory growing; once the loop is free they all arrive,
     in order, on the loop's thread."""
-    from lineup_jupyter._host import session_port
-    from lineup_jupyter._memory import connect_memory
+    from lineup_jupyter.agents._memory import connect_memory
+    from lineup_jupyter.host._host import session_port
 
     with Host("conv_01", data_dir=tmp_path / "data") as host:
         held: list[int] = []

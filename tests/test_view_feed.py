@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lineup_jupyter import Host, ProtocolError, render_markdown
-from lineup_jupyter._surfaces import merge_patch, merged_size
-from lineup_jupyter._view_feed import common_prefix, utf16_length
+from lineup_jupyter.core._surfaces import merge_patch, merged_size
 from lineup_jupyter.protocol import size
+from lineup_jupyter.widgets._view_feed import common_prefix, utf16_length
 
 from .conftest import view_sends
 

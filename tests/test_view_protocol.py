@@ -17,9 +17,9 @@ import pytest
 from typing_extensions import TypedDict, get_type_hints, is_typeddict
 
 from lineup_jupyter import Host
-from lineup_jupyter import _view_codegen as codegen
-from lineup_jupyter import _view_messages as view_messages
-from lineup_jupyter import _view_protocol as vp
+from lineup_jupyter.widgets import _view_codegen as codegen
+from lineup_jupyter.widgets import _view_messages as view_messages
+from lineup_jupyter.core import _view_protocol as vp
 
 from .conftest import view_sends
 
@@ -163,6 +163,6 @@ def test_js_view_protocol_is_generated_from_the_definitions() -> None:
     """js/view_protocol.js is what the generator writes now (the browser's typedefs and the
     kernel's checks cannot drift apart)."""
     assert codegen.JS_PATH.read_text(encoding="utf-8") == codegen.js_text(), (
-        "js/view_protocol.js is stale: run python -m lineup_jupyter._view_codegen"
+        "js/view_protocol.js is stale: run python -m lineup_jupyter.widgets._view_codegen"
     )
     assert codegen.main(["--check"]) == 0

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from lineup_jupyter import Host
-from lineup_jupyter._apps import _cache_name
+from lineup_jupyter.appcenter._apps import _cache_name
 
 from .conftest import Recorder, view_sends
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic_core import from_json
 
-from .._errors import ProtocolError
+from ._errors import ProtocolError
 from ._rules import MAX_JSON_DEPTH
 
 _JSON_TYPES = frozenset({dict, list, str, int, float, bool, type(None)})

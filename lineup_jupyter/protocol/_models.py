@@ -24,9 +24,9 @@ from pydantic import (
     model_validator,
 )
 
-from .._patterns import PatternError, compile_pattern
 from . import _rules as r
 from ._json import size
+from ._patterns import PatternError, compile_pattern
 
 __all__ = [
     "AppCall",

@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .._errors import ProtocolError
 from . import _rules as r
+from ._errors import ProtocolError
 from ._json import check_value, size
 
 __all__ = ["validate_surface_message"]

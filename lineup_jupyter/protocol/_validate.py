@@ -17,8 +17,8 @@ from typing import Any, Union, get_args, get_origin
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails, from_json
 
-from .._errors import ProtocolError
 from . import _rules as r
+from ._errors import ProtocolError
 from ._json import check_value, dumps, loads, member_path
 from ._models import (
     ENVELOPE_CLASSES,

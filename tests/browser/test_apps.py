@@ -196,7 +196,7 @@ def test_g2_the_app_center_view_shows_the_mode_and_its_buttons_act(
     assert len(after) == len(before) + 1 and after[-1] > before[-1]
 
     notebook.run_cell(
-        "from lineup_jupyter._apps import _cache_name\n"
+        "from lineup_jupyter.appcenter._apps import _cache_name\n"
         'digest = host.apps._installed("com.lineup.state-chart")[3]["bars"]\n'
         "blob = host.apps.cache / _cache_name(digest)\n"
         "blob.write_bytes(blob.read_bytes() + b'<script>evil()</script>')"

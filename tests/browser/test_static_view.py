@@ -1,5 +1,5 @@
 """A saved notebook opened where its widgets cannot be drawn shows the host's static view
-(lineup_jupyter/_static.py), in real JupyterLab: a notebook executed elsewhere and saved
+(lineup_jupyter/widgets/_static.py), in real JupyterLab: a notebook executed elsewhere and saved
 without its widget state is untrusted here, so JupyterLab draws only safe MIME types, and
 the host's text/html is what the reader sees instead of "model not found"."""
 

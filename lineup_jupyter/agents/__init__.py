@@ -1,0 +1,1 @@
+"""The agents layer (docs/architecture.md)."""

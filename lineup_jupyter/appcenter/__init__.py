@@ -1,0 +1,1 @@
+"""The appcenter layer (docs/architecture.md)."""

@@ -1,0 +1,1 @@
+"""The capabilities layer (docs/architecture.md)."""

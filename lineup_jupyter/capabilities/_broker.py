@@ -1,0 +1,604 @@
+"""The capability broker: every accepted ``app.call``, from arrival to its one ``app.result``.
+
+Checks, in order, each with a fixed status (docs/capabilities.md):
+
+    declared and not revoked   else unsupported   (C3, C7)
+    not expired                else expired       (H20: no prompt is shown)
+    arguments match the schema else failed        (C7, at the failing argument's path)
+    the policy                 deny -> rejected; allow -> run; ask -> a pending call (C8, C10)
+
+A pending call waits for ``decide`` (the view, or a test acting as the user) or for its
+``expires_at`` (a timer in the kernel, H20). Each call_id is answered once: the ledger
+(_ledger.py) records the answer, gives it to a repeat, even one that arrives while the first
+waits, and refuses a different request under the same id (C12, H22). Every answer and every
+grant change is written to the audit (C13).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+from ..core._ports import HostPort, Send
+from ..core._schemas import first_problem
+from ..protocol import AppCall, rules
+from ..protocol._errors import CapabilityError, ProtocolError, UsageError
+from ..protocol._json import check_value, dumps, loads, member_path
+from ..protocol._models import AppCallPayload
+from ..runtime._threads import Timer, call_later
+from ._audit import Audit, digest
+from ._capabilities import Capabilities, Capability, Policy
+from ._consent import ConsentViews
+from ._ledger import CallLedger, fingerprint_of
+
+__all__ = ["Broker", "PendingCall"]
+
+logger = logging.getLogger("lineup_jupyter")
+
+Decision = Literal["allow", "deny", "cancel"]
+_RECENT = 5  # decided calls a view lists, so a second view sees what the first one decided
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _stamp(moment: datetime) -> str:
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass
+class PendingCall:
+    """A call waiting for the user. Read it; decide it with ``host.decide``."""
+
+    call_id: str
+    capability: Capability
+    agent: str
+    reason: str
+    arguments: dict[str, Any]
+    expires_at: datetime
+    received_at: datetime
+    _timer: Timer | None = field(default=None, repr=False)
+
+    def spec(self, now: datetime) -> dict[str, Any]:
+        """What a view draws: everything but the handler, and the time left (not a clock
+        reading, so a browser whose clock differs counts down the same)."""
+        capability = self.capability
+        return {
+            "call_id": self.call_id,
+            "capability": capability.name,
+            "version": capability.version,
+            "risk": capability.risk,
+            "description": capability.description,
+            "agent": self.agent,
+            "reason": self.reason,
+            "arguments": self.arguments,
+            "expires_at": _stamp(self.expires_at),
+            "remaining_ms": max(0, int((self.expires_at - now).total_seconds() * 1000)),
+            "runs_in": capability.runs_in,
+            "browser": capability.browser_options,
+            "remember_allowed": capability.rememberable,
+            "typed_name_required": capability.risk == "restricted",
+        }
+
+
+class Broker:
+    """Owned by one Host; runs under the host's lock. ``send`` sends an envelope through the
+    host's bus; ``on_visibility_changed`` is called when the capabilities agents may see
+    changed (the host sends a new inventory, C4)."""
+
+    def __init__(
+        self,
+        host: HostPort,
+        audit: Audit,
+        *,
+        send: Send,
+        on_visibility_changed: Callable[[], None],
+    ) -> None:
+        self.host = host
+        self._send_envelope = send
+        self._on_visibility_changed = on_visibility_changed
+        self.audit = audit
+        self.ledger = CallLedger()  # each call_id's one answer (C12, H22)
+        self.pending: dict[str, PendingCall] = {}
+        self.recent: deque[dict[str, Any]] = deque(maxlen=_RECENT)
+        self.capabilities = Capabilities(self._visibility_changed)
+        self.policy = Policy(self.capabilities, self._grant_changed)
+        self.views = ConsentViews(self)
+
+    # ---- arrival -----------------------------------------------------------------------
+
+    def check(self, payload: AppCallPayload) -> None:
+        """Before the host accepts a call: its call_id is new, or names this same request
+        (C12); raises the ProtocolError that refuses it."""
+        self.ledger.check(payload.call_id, fingerprint_of(payload.capability, payload.arguments))
+
+    def receive(self, envelope: AppCall) -> None:
+        """An accepted app.call (the host checked envelope, conversation and ``check``)."""
+        payload = envelope.payload
+        agent = envelope.sender.id
+        if payload.call_id in self.ledger:  # a repeat: the first's answer, now or when it ends
+            answer = self.ledger.join(payload.call_id, agent)
+            if answer is not None:
+                self._send(answer, agent)
+            return
+        fingerprint = fingerprint_of(payload.capability, payload.arguments)
+        now = _now()
+        common: dict[str, Any] = {
+            "call_id": payload.call_id,
+            "agent": agent,
+            "reason": payload.reason,
+            "arguments": payload.arguments,
+            "received_at": now,
+            "fingerprint": fingerprint,
+        }
+        capability = self.capabilities.get(payload.capability)
+        if capability is None:
+            self._answer(
+                **common,
+                capability_name=payload.capability,
+                risk=None,
+                status="unsupported",
+                error=_error(
+                    "unsupported",
+                    "C3",
+                    "$.payload.capability",
+                    f"no capability {payload.capability!r} is declared on this host"
+                    f"{_suggest(payload.capability, list(self.capabilities))}. "
+                    + rules.RULES["C3"],
+                ),
+            )
+            return
+        base: dict[str, Any] = {
+            **common,
+            "capability_name": capability.name,
+            "risk": capability.risk,
+        }
+        if payload.expires() <= now:
+            self._answer(
+                **base,
+                status="expired",
+                error=_error(
+                    "expired",
+                    "H20",
+                    "$.payload.expires_at",
+                    f"the call expired at {payload.expires_at}, before it arrived; nothing was "
+                    "shown to the user. " + rules.RULES["H20"],
+                ),
+            )
+            return
+        problem = first_problem(capability.input_schema, payload.arguments)
+        if problem is not None:
+            path = member_path(("payload", "arguments", *problem.path))
+            self._answer(
+                **base,
+                status="failed",
+                error=_error(
+                    "invalid",
+                    "C7",
+                    path,
+                    f"{path}: {problem.message} (the input_schema of {capability.name!r}, "
+                    "which app.list shows). " + rules.RULES["C7"],
+                ),
+            )
+            return
+        verdict, decided_by = self.policy.verdict(capability)
+        if verdict == "deny":
+            self._answer(
+                **base,
+                status="rejected",
+                decision="deny",
+                decided_by="policy",
+                decided_at=now,
+                error=_error(
+                    "rejected",
+                    "C10",
+                    "$.payload.capability",
+                    f"the user's policy denies {capability.name!r}.",
+                ),
+            )
+        elif verdict == "allow":
+            self._run(capability, base, decided_by=decided_by, decided_at=now, outcome=None)
+        elif len(self.pending) >= self.host.limits.max_waiting_calls:  # H44: cards are bounded
+            self._answer(
+                **base,
+                status="failed",
+                error=_error(
+                    "too_many",
+                    "H44",
+                    "$.payload.call_id",
+                    f"{len(self.pending)} calls are waiting for the user, this host's limit "
+                    "(Limits.max_waiting_calls); wait for an answer, then call again.",
+                ),
+            )
+        else:
+            call = PendingCall(
+                payload.call_id,
+                capability,
+                agent,
+                payload.reason,
+                payload.arguments,
+                payload.expires(),
+                now,
+            )
+            self.ledger.wait(call.call_id, fingerprint, agent)
+            self.pending[call.call_id] = call
+            call._timer = self._schedule_expiry(call, (call.expires_at - now).total_seconds())
+            self.views.changed()
+
+    # ---- the user's decision -----------------------------------------------------------
+
+    def decide(
+        self,
+        call_id: str,
+        decision: Decision,
+        *,
+        remember: bool = False,
+        typed_name: str | None = None,
+        outcome: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Decide a pending call; returns its app.result payload.
+
+        ``outcome`` is what the browser did for a capability that runs there, inside the
+        Allow click: ``{"ok": true, "result": {...}}`` or ``{"ok": false, "message": ...}``.
+        """
+        call = self.pending.get(call_id)
+        if call is None:
+            recorded = self.ledger.answer(call_id)
+            if recorded is not None:
+                raise UsageError(
+                    f"[lineup] call {call_id!r} was already answered: {recorded['status']}"
+                )
+            raise UsageError(
+                f"[lineup] no call {call_id!r} is waiting; waiting: {list(self.pending)}"
+            )
+        if decision not in ("allow", "deny", "cancel"):
+            raise UsageError(
+                f"[lineup] decision must be 'allow', 'deny' or 'cancel', not {decision!r}"
+            )
+        capability = call.capability
+        if decision == "allow":
+            if remember and not capability.rememberable:
+                self.policy.remember(capability.name)  # raises the explanation (C8, H21)
+            if capability.risk == "restricted" and typed_name != capability.name:
+                raise UsageError(
+                    f"[lineup] {capability.name!r} is restricted: to allow it, type its name "
+                    "exactly ("
+                    + (f"typed {typed_name!r}" if typed_name else "nothing was typed")
+                    + ") (H23)"
+                )
+            if capability.runs_in == "browser" and not isinstance(outcome, dict):
+                raise UsageError(
+                    f"[lineup] {capability.name!r} runs in the browser, inside the Allow click "
+                    "of its card: decide it in the notebook's view (H21)"
+                )
+        now = _now()
+        if call.expires_at <= now:  # the timer may not have fired yet; the time has passed
+            self._expire(call_id, now)
+            return self._answer_of(call_id)
+        self._stop_waiting(call)
+        base = self._base(call)
+        if decision == "allow":
+            if remember:
+                self.policy.remember(capability.name)
+            self._run(capability, base, decided_by="user", decided_at=now, outcome=outcome)
+        else:
+            status = "rejected" if decision == "deny" else "cancelled"
+            self._answer(
+                **base,
+                status=status,
+                decision=decision,
+                decided_by="user",
+                decided_at=now,
+                error=_error(
+                    status,
+                    "C10",
+                    "$.payload.capability",
+                    "the user denied the call."
+                    if decision == "deny"
+                    else "the user closed the request without deciding.",
+                ),
+            )
+        return self._answer_of(call_id)
+
+    def _expire(self, call_id: str, now: datetime | None = None) -> None:
+        """The timer's end: a call still waiting at its expires_at ends expired (H20)."""
+        with self.host.lock:
+            call = self.pending.get(call_id)
+            if call is None:  # decided in the meantime
+                return
+            remaining = (call.expires_at - (now or _now())).total_seconds()
+            if remaining > 0:  # a long wait is timed in steps (see _schedule_expiry)
+                call._timer = self._schedule_expiry(call, remaining)
+                return
+            self._stop_waiting(call)
+            self._answer(
+                **self._base(call),
+                status="expired",
+                error=_error(
+                    "expired",
+                    "H20",
+                    "$.payload.expires_at",
+                    f"the call expired at {_stamp(call.expires_at)} while waiting for the "
+                    "user; it was not run. " + rules.RULES["H20"],
+                ),
+            )
+
+    def expire_due(self, now: datetime | None = None) -> list[str]:
+        """End every waiting call whose time has passed at ``now`` (what the timers do)."""
+        now = now or _now()
+        due = [c.call_id for c in self.pending.values() if c.expires_at <= now]
+        for call_id in due:
+            self._expire(call_id, now)
+        return due
+
+    def _schedule_expiry(self, call: PendingCall, delay: float) -> Timer:
+        # A loop timer in a kernel, else a thread's (_threads.call_later); at most a day at
+        # a time, so _expire looks again when a far expires_at is not reached yet.
+        return call_later(delay, self._expire, call.call_id, what=f"expiring call {call.call_id!r}")
+
+    def _stop_waiting(self, call: PendingCall) -> None:
+        del self.pending[call.call_id]
+        if call._timer is not None:
+            call._timer.cancel()
+
+    # ---- running and answering -----------------------------------------------------
+
+    def _run(
+        self,
+        capability: Capability,
+        base: dict[str, Any],
+        *,
+        decided_by: str,
+        decided_at: datetime,
+        outcome: dict[str, Any] | None,
+    ) -> None:
+        decided: dict[str, Any] = {
+            "decision": "allow",
+            "decided_by": decided_by,
+            "decided_at": decided_at,
+        }
+        arguments = loads(dumps(base["arguments"]), max_bytes=1 << 30)  # the handler's own copy
+        try:
+            if capability.handler is not None:
+                result = capability.handler(arguments)
+            else:
+                assert capability.browser_check is not None and outcome is not None
+                result = capability.browser_check(arguments, _browser_result(outcome))
+            result = {} if result is None else result
+            if not isinstance(result, dict):
+                raise CapabilityError(
+                    f"the handler returned {type(result).__name__}, not a JSON object"
+                )
+            check_value(result)
+            result = loads(dumps(result), max_bytes=self.host.limits.max_message_bytes // 2)
+        except (CapabilityError, ProtocolError) as error:
+            # A ProtocolError here is a result that is not JSON (H2): the handler's fault.
+            path = error.path if isinstance(error, CapabilityError) else "$.result"
+            self._answer(
+                **base,
+                **decided,
+                status="failed",
+                error=_error("failed", "H24", path, error.message[:1000]),
+            )
+            return
+        except Exception as exc:  # the handler's bug: its text may hold secrets (H24)
+            logger.exception("[lineup] the handler of %r raised", capability.name)
+            self._answer(
+                **base,
+                **decided,
+                status="failed",
+                error=_error(
+                    "failed",
+                    "H24",
+                    "$.payload.capability",
+                    f"the handler of {capability.name!r} raised {type(exc).__name__}; "
+                    "the details are in the kernel's log. " + rules.RULES["H24"],
+                ),
+            )
+            return
+        self._answer(**base, **decided, status="completed", result=result)
+
+    def _base(self, call: PendingCall) -> dict[str, Any]:
+        return {
+            "call_id": call.call_id,
+            "agent": call.agent,
+            "reason": call.reason,
+            "arguments": call.arguments,
+            "received_at": call.received_at,
+            "fingerprint": self.ledger.fingerprint(call.call_id),
+            "capability_name": call.capability.name,
+            "risk": call.capability.risk,
+        }
+
+    def _answer(
+        self,
+        *,
+        call_id: str,
+        agent: str,
+        reason: str,
+        arguments: dict[str, Any],
+        received_at: datetime,
+        fingerprint: str,
+        capability_name: str,
+        risk: str | None,
+        status: str,
+        decision: str | None = None,
+        decided_by: str | None = None,
+        decided_at: datetime | None = None,
+        result: dict[str, Any] | None = None,
+        error: dict[str, Any] | None = None,
+    ) -> None:
+        """Record the call's one answer, audit it, and send it to every message that asked."""
+        answer: dict[str, Any] = {"call_id": call_id, "status": status}
+        if result is not None:
+            answer["result"] = result
+        if error is not None:
+            answer["error"] = error
+        owed = self.ledger.settle(call_id, answer, fingerprint=fingerprint, agent=agent)
+        answered_at = _now()
+        self._audit(
+            at=_stamp(answered_at),
+            conversation_id=self.host.conversation_id,
+            event="call",
+            call_id=call_id,
+            capability=capability_name,
+            risk=risk,
+            agent=agent,
+            reason=reason,
+            arguments_digest=digest(arguments),
+            decision=decision,
+            decided_by=decided_by,
+            status=status,
+            received_at=_stamp(received_at),
+            decided_at=None if decided_at is None else _stamp(decided_at),
+            answered_at=_stamp(answered_at),
+            result_digest=digest(answer),
+        )
+        self.recent.appendleft(
+            {
+                "call_id": call_id,
+                "capability": capability_name,
+                "status": status,
+                "decided_by": decided_by,
+            }
+        )
+        for to in owed:  # every app.call message that carried the call_id (H22)
+            self._send(answer, to)
+        self.views.changed()
+
+    def _send(self, answer: dict[str, Any], to: str) -> None:
+        # A copy each time: a subscriber editing its envelope cannot change the record (C12).
+        self._send_envelope("lineup.v1.app.result", loads(dumps(answer), max_bytes=1 << 30), to=to)
+
+    def _answer_of(self, call_id: str) -> dict[str, Any]:
+        answer = self.ledger.answer(call_id)
+        assert answer is not None
+        return answer
+
+    def refuse(
+        self, call_id: str, error: dict[str, Any], *, to: str | None, endpoint: object = None
+    ) -> bool:
+        """An app.call the host refused before the broker (a bad envelope, a bug of ours):
+        unless its call_id has an answer already (C12), this failure is its one answer, sent
+        and audited (C13). False when it had one: nothing is sent."""
+        answer = {"call_id": call_id, "status": "failed", "error": error}
+        if not self.ledger.refuse(call_id, answer):
+            return False
+        self._send_envelope("lineup.v1.app.result", answer, to=to, endpoint=endpoint)
+        at = _stamp(_now())
+        self._audit(
+            at=at,
+            conversation_id=self.host.conversation_id,
+            event="call",
+            call_id=call_id,
+            agent=to,
+            status=answer["status"],
+            received_at=at,
+            answered_at=at,
+            result_digest=digest(answer),
+        )
+        return True
+
+    def _audit(self, **fields: Any) -> None:
+        # An answer goes out even when the audit cannot be written (a full disk, a data dir
+        # without write permission): the agent must never wait forever (C10). The failure
+        # is logged as an error, for the user to fix.
+        try:
+            self.audit.record(**fields)
+        except Exception:
+            logger.exception("[lineup] the audit could not be written to %s", self.audit.path)
+
+    # ---- grants, visibility and views ------------------------------------------------
+
+    def _grant_changed(self, name: str, action: str) -> None:
+        capability = self.capabilities.get(name)
+        self._audit(
+            at=_stamp(_now()),
+            conversation_id=self.host.conversation_id,
+            event="grant",
+            capability=name,
+            risk=None if capability is None else capability.risk,
+            decision=action,
+            decided_by="user",
+        )
+        self._visibility_changed()
+        self.views.changed()
+
+    def _visibility_changed(self) -> None:
+        self._end_hidden_calls()
+        self._on_visibility_changed()
+
+    def _end_hidden_calls(self) -> None:
+        """A capability revoked or denied while calls of it wait: those calls end now, as a
+        new call would (C3, H26), and nothing the user might still click runs it."""
+        for call in list(self.pending.values()):
+            current = self.capabilities.get(call.capability.name)
+            if current is not None and self.policy.visible(current):
+                continue
+            self._stop_waiting(call)
+            name = call.capability.name
+            if current is None:
+                self._answer(
+                    **self._base(call),
+                    status="unsupported",
+                    error=_error(
+                        "unsupported",
+                        "C3",
+                        "$.payload.capability",
+                        f"{name!r} was revoked while the call waited. " + rules.RULES["C3"],
+                    ),
+                )
+            else:
+                self._answer(
+                    **self._base(call),
+                    status="rejected",
+                    decision="deny",
+                    decided_by="policy",
+                    decided_at=_now(),
+                    error=_error(
+                        "rejected",
+                        "C10",
+                        "$.payload.capability",
+                        f"the user's policy denies {name!r}.",
+                    ),
+                )
+
+    def inventory_entries(self) -> list[dict[str, Any]]:
+        """client.inventory's capabilities: the registry after policy (C4, C7)."""
+        return [c.entry() for c in self._visible()]
+
+    def list_entries(self) -> list[dict[str, Any]]:
+        """app.list's capabilities (C7)."""
+        return [c.list_entry() for c in self._visible()]
+
+    def _visible(self) -> list[Capability]:
+        found = (self.capabilities.get(name) for name in self.capabilities)
+        return [c for c in found if c is not None and self.policy.visible(c)]
+
+
+def _browser_result(outcome: dict[str, Any]) -> dict[str, Any]:
+    """The browser's report of what it did, or the failure it reported (H21)."""
+    if outcome.get("ok") is True and isinstance(outcome.get("result"), dict):
+        result: dict[str, Any] = outcome["result"]
+        return result
+    message = outcome.get("message")
+    text = message[:200] if isinstance(message, str) else "no reason given"
+    raise CapabilityError(f"the browser could not do it: {text}")
+
+
+def _error(code: str, rule: str, path: str, message: str) -> dict[str, Any]:
+    return {"code": code, "rule": rule, "path": path[:1024], "message": message[:4096]}
+
+
+def _suggest(name: str, known: list[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(name, known, n=1)
+    return (
+        f" (did you mean {close[0]!r}?)" if close else f"; declared: {', '.join(known) or 'none'}"
+    )

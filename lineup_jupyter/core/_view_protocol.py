@@ -1,0 +1,443 @@
+"""Every comm message between a widget's kernel side and its views, defined once.
+
+A view (js/widget.js, js/inspector.js, js/appcenter.js) and its widget (_widget.py) talk in
+anywidget custom messages: JSON objects told apart by ``kind``. Each kind is a TypedDict here,
+in both directions; the sets below say which widget takes or sends which kinds. Three things
+are built from these definitions and nothing else:
+
+- the checks a view's message passes before anything acts on it (_view_messages.py, H38):
+  the fields each kind needs and the JSON types they may have;
+- each widget's dispatch table, whose keys a test holds to the kinds the widget takes;
+- js/view_protocol.js, the same messages as JSDoc typedefs for the browser, written by
+  ``python -m lineup_jupyter.widgets._view_codegen`` and kept in sync by tests/test_view_protocol.py
+  and ``./dev lint``.
+
+A new view message is a TypedDict here, added to its widget's set, with a handler in the
+widget's table; then rerun the generator (docs/architecture.md).
+"""
+
+# No `from __future__ import annotations`: the TypedDicts' NotRequired must be read at
+# class creation for __required_keys__ to be right on every supported Python.
+import typing
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from typing_extensions import NotRequired, TypedDict, get_type_hints
+
+__all__ = [
+    "APP_CENTER_SENDS",
+    "APP_CENTER_TAKES",
+    "EVENT_ITEM",
+    "FEED_OPS",
+    "HOST_SENDS",
+    "HOST_TAKES",
+    "INSPECTOR_SENDS",
+    "INSPECTOR_TAKES",
+    "SETS",
+    "MessageSet",
+]
+
+# A field whose shape another module owns and checks (a surface's message, a component's
+# view, a consent card); here it is any JSON value.
+JSON = Any
+JSONObject = dict[str, Any]
+
+
+# ---- view -> kernel: the host view (js/widget.js, js/components.js, js/prompts.js) --------
+
+
+class Sync(TypedDict):
+    """A view starts (again): send the whole picture."""
+
+    kind: Literal["sync"]
+
+
+class SurfaceEvent(TypedDict):
+    """A surface's event, as its shell relayed it (S4: the view names the instance)."""
+
+    kind: Literal["event"]
+    instance_id: str
+    message: JSON  # the surface message; the host checks it as any other (U7)
+
+
+class Refused(TypedDict):
+    """What the view refused of a surface, or stopped it for, told to its agent."""
+
+    kind: Literal["refused"]
+    instance_id: str
+    code: NotRequired[str]
+    rule: NotRequired[str]
+    path: NotRequired[str]
+    message: NotRequired[str]
+
+
+class SurfaceEvents(TypedDict):
+    """Events and refusals a busy view batched (js/state_queue.js EventBatcher), in order."""
+
+    kind: Literal["events"]
+    items: list[SurfaceEvent | Refused]  # each checked alone as an EVENT_ITEM
+
+
+class CloseSurface(TypedDict):
+    """The user closed a surface."""
+
+    kind: Literal["close"]
+    instance_id: str
+
+
+class Answer(TypedDict):
+    """The user answered or cancelled a question component."""
+
+    kind: Literal["answer"]
+    component_id: str
+    status: str
+    value: NotRequired[JSON]
+
+
+class ConsentSync(TypedDict):
+    """A view draws the consent cards: send them all (``consent``)."""
+
+    kind: Literal["consent_sync"]
+
+
+class ConsentDecide(TypedDict):
+    """The user's decision on a waiting call (the broker checks the words)."""
+
+    kind: Literal["consent_decide"]
+    call_id: str
+    decision: str
+    remember: NotRequired[bool]
+    typed_name: NotRequired[str | None]
+    outcome: NotRequired[JSONObject]
+
+
+class ConsentRevoke(TypedDict):
+    """The user took back a remembered grant."""
+
+    kind: Literal["consent_revoke"]
+    capability: str
+
+
+class ClearProblems(TypedDict):
+    """The user cleared the handlers' problems."""
+
+    kind: Literal["clear_problems"]
+
+
+class SurfaceProblem(TypedDict):
+    """What a surface's script got wrong, as its bridge reported it (_widget.py bounds it)."""
+
+    kind: Literal["surface_problem"]
+    instance_id: str
+    level: NotRequired[str]
+    text: NotRequired[str]
+    stack: NotRequired[str]
+
+
+# ---- view -> kernel: the inspector (js/inspector.js) and the app center (js/appcenter.js) --
+
+
+class InspectorSync(TypedDict):
+    """An inspector view starts (again): everything the history still has (``reset``)."""
+
+    kind: Literal["sync"]
+
+
+class StatesRequest(TypedDict):
+    """The states a surface went through, as the host keeps them."""
+
+    kind: Literal["states"]
+    instance_id: str
+
+
+class ExportRequest(TypedDict):
+    """The whole history as JSON Lines, for a download."""
+
+    kind: Literal["export"]
+
+
+class Refresh(TypedDict):
+    """Read the registry again: another kernel or the CLI may have changed it."""
+
+    kind: Literal["refresh"]
+
+
+class Verify(TypedDict):
+    """Verify every cached bundle of every installed app."""
+
+    kind: Literal["verify"]
+
+
+class AppAction(TypedDict):
+    """Act on one app; ``install`` only names an app shipped with lineup-jupyter."""
+
+    kind: Literal["enable", "disable", "rollback", "remove", "install"]
+    app_id: str
+
+
+# ---- kernel -> view: the host view's feed (_view_feed.py) ---------------------------------
+
+
+class AppInfo(TypedDict):
+    id: str
+    version: str
+    name: str | None
+
+
+class SurfaceSpec(TypedDict):
+    """An open surface as a view builds its frame from: bundle, state, revision."""
+
+    instance_id: str
+    owner: str
+    generation: int
+    revision: int
+    app: AppInfo
+    html: str
+    css: str
+    js: str
+    state: JSONObject
+
+
+class OpenOp(TypedDict):
+    """A surface opened or replaced (a new ``generation``: a new frame)."""
+
+    op: Literal["open"]
+    spec: SurfaceSpec
+
+
+class CloseOp(TypedDict):
+    op: Literal["close"]
+    instance_id: str
+
+
+class StateOp(TypedDict):
+    """A replacing ``ui.patch``."""
+
+    op: Literal["state"]
+    instance_id: str
+    generation: int
+    revision: int
+    state: JSONObject
+
+
+class PatchOp(TypedDict):
+    """The merge patches (RFC 7396) that take revision ``base`` to ``revision``."""
+
+    op: Literal["patch"]
+    instance_id: str
+    generation: int
+    base: int
+    revision: int
+    patches: list[JSONObject]
+
+
+class ComponentOp(TypedDict):
+    """A component as a view draws it, whole (with ``rev`` and ``order``)."""
+
+    op: Literal["component"]
+    view: JSONObject
+
+
+class SpliceOp(TypedDict):
+    """A markdown's ``html`` or a text's ``text`` loses its last ``cut`` UTF-16 units and
+    gets ``add``: a streamed answer costs its new text."""
+
+    op: Literal["splice"]
+    component_id: str
+    rev: int
+    field: Literal["html", "text"]
+    cut: int
+    add: str
+
+
+class RemovedOp(TypedDict):
+    op: Literal["removed"]
+    component_id: str
+
+
+FeedOp = OpenOp | CloseOp | StateOp | PatchOp | ComponentOp | SpliceOp | RemovedOp
+
+
+class Feed(TypedDict):
+    """Each change alone, numbered: a view that sees a gap in ``seq`` asks for ``sync``."""
+
+    kind: Literal["feed"]
+    seq: int
+    ops: list[FeedOp]
+
+
+class Snapshot(TypedDict):
+    """The whole picture, the answer to ``sync``."""
+
+    kind: Literal["snapshot"]
+    seq: int
+    surfaces: list[SurfaceSpec]
+    components: list[JSONObject]
+
+
+class AnswerRefused(TypedDict):
+    """The kernel refused an answer: the view says why and the question stays open."""
+
+    kind: Literal["answer_refused"]
+    component_id: str
+    message: str
+
+
+# ---- kernel -> view: consent cards (_consent.py, js/prompts.js) ---------------------------
+
+
+class ConsentRefusal(TypedDict):
+    call_id: str
+    message: str
+
+
+class Consent(TypedDict):
+    """Every waiting call, grant and recent answer: the answer to ``consent_sync``."""
+
+    kind: Literal["consent"]
+    seq: int
+    pending: list[JSONObject]  # call specs (_broker.py PendingCall.spec)
+    remembered: list[str]
+    recent: list[JSONObject]
+    refused: NotRequired[ConsentRefusal]
+
+
+class ConsentDelta(TypedDict):
+    """What changed since the last consent message."""
+
+    kind: Literal["consent_delta"]
+    seq: int
+    added: list[JSONObject]
+    removed: list[str]
+    remembered: NotRequired[list[str]]
+    recent: NotRequired[list[JSONObject]]
+    refused: NotRequired[ConsentRefusal]
+
+
+# ---- kernel -> view: the inspector and the app center -------------------------------------
+
+
+class InspectorSummary(TypedDict):
+    calls: list[JSONObject]
+    inventories: list[JSONObject]
+    surfaces: list[JSONObject]
+
+
+class Records(TypedDict):
+    """New records of the history, after ``after``."""
+
+    kind: Literal["records"]
+    after: int
+    records: list[JSONObject]
+    dropped: int
+    summary: InspectorSummary
+
+
+class Reset(TypedDict):
+    """Everything the history still has: the answer to the inspector's ``sync``."""
+
+    kind: Literal["reset"]
+    records: list[JSONObject]
+    size: int
+    dropped: int
+    summary: InspectorSummary
+
+
+class SurfaceState(TypedDict):
+    revision: int
+    time: float  # seconds since the epoch
+    state: JSONObject
+
+
+class States(TypedDict):
+    kind: Literal["states"]
+    instance_id: str
+    states: list[SurfaceState]
+
+
+class Export(TypedDict):
+    """The history as JSON Lines, in the message's one buffer."""
+
+    kind: Literal["export"]
+    filename: str
+    count: int
+
+
+class Notice(TypedDict):
+    """Why the app center could not do what the user asked."""
+
+    kind: Literal["notice"]
+    text: str
+
+
+# ---- the sets --------------------------------------------------------------------------
+
+
+class MessageSet(Mapping[str, type]):
+    """The kinds one side takes or sends, each with its TypedDict: ``set[kind]``."""
+
+    def __init__(self, name: str, *messages: type, key: str = "kind") -> None:
+        self.name = name
+        self.key = key
+        self.messages = messages
+        self._by_kind: dict[str, type] = {}
+        for message in messages:
+            for kind in literal_values(message, key):
+                if kind in self._by_kind:
+                    raise ValueError(f"{name}: two messages of kind {kind!r}")
+                self._by_kind[kind] = message
+
+    def __getitem__(self, kind: str) -> type:
+        return self._by_kind[kind]
+
+    def __iter__(self) -> typing.Iterator[str]:
+        return iter(self._by_kind)
+
+    def __len__(self) -> int:
+        return len(self._by_kind)
+
+    # One set is one thing, whatever it holds: _view_messages caches its checks by set.
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
+
+
+def literal_values(message: type, key: str = "kind") -> tuple[str, ...]:
+    """The values a TypedDict's ``key`` field may have: its Literal's arguments."""
+    hint = get_type_hints(message)[key]
+    origin: Any = typing.get_origin(hint)
+    if origin is not Literal:
+        raise TypeError(f"{message.__name__}.{key} is not a Literal")
+    return typing.get_args(hint)
+
+
+HOST_TAKES = MessageSet(
+    "HostViewMessage",
+    Sync,
+    SurfaceEvent,
+    SurfaceEvents,
+    CloseSurface,
+    Refused,
+    Answer,
+    ConsentSync,
+    ConsentDecide,
+    ConsentRevoke,
+    ClearProblems,
+    SurfaceProblem,
+)
+EVENT_ITEM = MessageSet("EventItem", SurfaceEvent, Refused)  # an item of "events", never a batch
+INSPECTOR_TAKES = MessageSet("InspectorViewMessage", InspectorSync, StatesRequest, ExportRequest)
+APP_CENTER_TAKES = MessageSet("AppCenterViewMessage", Refresh, Verify, AppAction)
+HOST_SENDS = MessageSet("HostKernelMessage", Snapshot, Feed, AnswerRefused, Consent, ConsentDelta)
+FEED_OPS = MessageSet("FeedOpMessage", *typing.get_args(FeedOp), key="op")
+INSPECTOR_SENDS = MessageSet("InspectorKernelMessage", Records, Reset, States, Export)
+APP_CENTER_SENDS = MessageSet("AppCenterKernelMessage", Notice)
+SETS = (  # every set, in the order js/view_protocol.js lists them
+    HOST_TAKES,
+    EVENT_ITEM,
+    INSPECTOR_TAKES,
+    APP_CENTER_TAKES,
+    HOST_SENDS,
+    FEED_OPS,
+    INSPECTOR_SENDS,
+    APP_CENTER_SENDS,
+)

@@ -1,0 +1,1 @@
+"""The host layer (docs/architecture.md)."""

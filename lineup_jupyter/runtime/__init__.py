@@ -1,0 +1,1 @@
+"""The runtime layer (docs/architecture.md)."""

@@ -1,0 +1,1 @@
+"""The widgets layer (docs/architecture.md)."""

@@ -1,0 +1,144 @@
+"""What a saved notebook shows where no widget can be drawn: GitHub, nbviewer, nbconvert, and
+JupyterLab opening an untrusted notebook (it then draws only safe MIME types).
+
+The host, the app center and the inspector each add a ``text/plain`` and a ``text/html`` view
+beside the widget's own: each surface's title, app, instance, owner and a summary of its state;
+the standard components as drawn (Markdown as the kernel already sanitized it, H15); questions
+with their answer or "waiting"; capability calls waiting for consent as "waiting". Every agent
+string goes in escaped and cut (docs/agents.md, "Demos that travel").
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from html import escape
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..appcenter._apps import AppCenter
+    from ..core._components import Component
+    from ..host._host import Host
+
+__all__ = ["apps_static", "host_static", "inspector_static"]
+
+CUT = 200  # characters of one agent string or state summary
+LISTED = 50  # lines of one kind; the rest is counted
+
+
+def cut(text: str, limit: int = CUT) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def _state_summary(state: dict[str, Any]) -> str:
+    return cut(json.dumps(state, ensure_ascii=False, separators=(", ", ": ")))
+
+
+def _component_line(component: Component) -> tuple[str, str]:
+    """(text, html) of one standard component as the view draws it."""
+    spec = component.spec
+    kind = spec.kind
+    head = f"{kind} from {component.owner}"
+    if component.html is not None:  # markdown, sanitized in the kernel (H15)
+        return f"{head}: {cut(getattr(spec, 'markdown', ''))}", component.html
+    if kind in ("choice", "confirm", "input"):
+        prompt = cut(getattr(spec, "prompt", ""))
+        answer = component.answer
+        if answer is None:
+            outcome = "waiting for the user"
+        elif answer.status != "answered":
+            outcome = answer.status
+        else:
+            outcome = f"answered: {cut(json.dumps(answer.value, ensure_ascii=False))}"
+        text = f"{head}: {prompt} ({outcome})"
+        return text, f"<p><b>{escape(prompt)}</b> <i>({escape(outcome)})</i></p>"
+    if kind == "status":
+        body = f"{getattr(spec, 'state', '')}: {getattr(spec, 'label', '')}"
+    elif kind == "progress":
+        label = getattr(spec, "label", None) or "progress"
+        body = f"{label} {getattr(spec, 'value', None)}/{getattr(spec, 'total', '')}"
+    elif kind == "error":
+        body = f"{getattr(spec, 'code', '')}: {getattr(spec, 'message', '')}"
+    else:
+        body = str(getattr(spec, "text", ""))
+    body = cut(body)
+    return f"{head}: {body}", f"<p>{escape(body)}</p>"
+
+
+def _listed(lines: list[tuple[str, str]]) -> Iterable[tuple[str, str]]:
+    yield from lines[:LISTED]
+    if len(lines) > LISTED:
+        more = f"… and {len(lines) - LISTED} more"
+        yield more, f"<p>{escape(more)}</p>"
+
+
+def host_static(host: Host) -> tuple[str, str]:
+    """The host as text and as sanitized HTML."""
+    surfaces = list(host.surfaces.values())
+    components = list(host.components.values())
+    waiting = host.pending_calls
+    head = (
+        f"lineup host · conversation {host.conversation_id} · "
+        f"{_plural(len(surfaces), 'surface')}, {_plural(len(components), 'component')}, "
+        f"{_plural(len(waiting), 'call')} waiting for consent"
+    )
+    text = [head]
+    html = [
+        '<div class="lineup-static" style="font-family: sans-serif">',
+        f"<p><b>{escape(head)}</b><br><small>A saved view: run the notebook to use it.</small></p>",
+    ]
+    surface_lines = []
+    for surface in surfaces:
+        app = surface.app
+        title = app.name or app.id
+        line = (
+            f"surface {surface.instance_id}: {title} ({app.id} {app.version}), "
+            f"agent {surface.owner}, state revision {surface.revision}: "
+            f"{_state_summary(surface.state)}"
+        )
+        surface_lines.append(
+            (
+                line,
+                f'<div style="border: 1px solid #ccc; border-radius: 6px; padding: 4px 8px; '
+                f'margin: 4px 0"><b>{escape(cut(title))}</b> · {escape(surface.instance_id)} · '
+                f"{escape(app.id)} {escape(app.version)} · agent {escape(surface.owner)}<br>"
+                f"<small>state (revision {surface.revision}): "
+                f"<code>{escape(_state_summary(surface.state))}</code></small></div>",
+            )
+        )
+    component_lines = [_component_line(component) for component in components]
+    call_lines = []
+    for call in waiting:
+        line = (
+            f"waiting: {call.capability.name} ({call.capability.risk}) asked by {call.agent}: "
+            f"{cut(call.reason)}"
+        )
+        call_lines.append((line, f"<p>⏳ {escape(line)}</p>"))
+    for lines in (call_lines, component_lines, surface_lines):
+        for line_text, line_html in _listed(lines):
+            text.append(line_text)
+            html.append(line_html)
+    html.append("</div>")
+    return "\n".join(text), "\n".join(html)
+
+
+def apps_static(center: AppCenter) -> tuple[str, str]:
+    apps = center.list()
+    head = f"lineup app center · {_plural(len(apps), 'app')} installed"
+    rows = [f"{app.id} {app.version} ({'enabled' if app.enabled else 'disabled'})" for app in apps]
+    html = "".join(f"<li>{escape(row)}</li>" for row in rows[:LISTED])
+    return "\n".join([head, *rows[:LISTED]]), f"<p><b>{escape(head)}</b></p><ul>{html}</ul>"
+
+
+def inspector_static(host: Host) -> tuple[str, str]:
+    history = host.history
+    refused = sum(1 for record in history if record.kind != "envelope")
+    head = (
+        f"lineup inspector · conversation {host.conversation_id} · "
+        f"{_plural(len(history), 'message')}, {refused} refused or failed"
+    )
+    return head, f"<p><b>{escape(head)}</b></p>"
