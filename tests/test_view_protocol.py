@@ -17,9 +17,9 @@ import pytest
 from typing_extensions import TypedDict, get_type_hints, is_typeddict
 
 from lineup_jupyter import Host
+from lineup_jupyter.core import _view_protocol as vp
 from lineup_jupyter.widgets import _view_codegen as codegen
 from lineup_jupyter.widgets import _view_messages as view_messages
-from lineup_jupyter.core import _view_protocol as vp
 
 from .conftest import view_sends
 
