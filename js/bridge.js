@@ -5,8 +5,9 @@
  * The surface frame's first script: closes the ways out that CSP does not cover, then defines
  * the one global LineUpSurface (U6). Runs before any of the bundle's code.
  * @param {{ namespace: string, eventName: string }} config
+ * @param {(target: any, patch: any) => any} merge RFC 7396 merge patch (deltas.js mergePatch)
  */
-export function surfaceBridge(config) {
+export function surfaceBridge(config, merge) {
   const NS = config.namespace;
   const EVENT_NAME = new RegExp(config.eventName, "u");
   const win = /** @type {any} */ (window);
@@ -61,6 +62,8 @@ export function surfaceBridge(config) {
   const listeners = [];
   /** @type {object | null} */
   let state = null;
+  /** @type {unknown} the revision of `state` (the page's count, U4) */
+  let revision;
   let manualSize = false;
   /** @type {Set<string>} what was reported blocked already: once is enough */
   const reported = new Set();
@@ -222,8 +225,19 @@ export function surfaceBridge(config) {
       post({ namespace: NS, type: "pong", n: message.n }); // the host checks we still answer
       return;
     }
-    if (message.type !== "state") return;
-    state = message.state;
+    if (message.type === "patch") {
+      // The page sends the change when this frame holds the revision it applies to (U4: the
+      // bundle still gets the whole state); one that does not follow is never applied.
+      if (message.base !== revision || !Array.isArray(message.patches)) return;
+      let next = state;
+      for (const patch of message.patches) next = merge(next, patch);
+      state = next;
+    } else if (message.type === "state") {
+      state = message.state;
+    } else {
+      return;
+    }
+    revision = message.revision;
     for (const listener of listeners.slice()) {
       try {
         listener(/** @type {object} */ (state));

@@ -34,6 +34,34 @@ export function mergePatch(target, patch) {
   return result;
 }
 
+/**
+ * The merge patches that took each surface's state to the revision it has now, step by step
+ * (one step per feed op: from `base` to `revision`), kept beside the model's list (never in
+ * it: the list is saved with the notebook). A frame that holds one of those revisions gets
+ * the patches after it instead of the whole state: a one-field patch of a 250 KiB state then
+ * costs the page its own size, not a 250 KiB structured clone.
+ * @typedef {{ base: number, revision: number, patches: object[] }} Step
+ * @type {WeakMap<Spec, Step[]>}
+ */
+const chains = new WeakMap();
+
+/** At most this many steps are kept; a frame further behind gets the whole state. */
+const MAX_STEPS = 16;
+
+/**
+ * The patches that take `spec`'s state from revision `from` to its own, or undefined when
+ * the view does not know them (then the whole state goes).
+ * @param {Spec} spec @param {number} from @returns {object[] | undefined}
+ */
+export function patchesSince(spec, from) {
+  const steps = chains.get(spec);
+  if (!steps || steps.at(-1)?.revision !== spec.revision) return undefined;
+  if (from === spec.revision) return [];
+  const first = steps.findIndex((step) => step.base === from);
+  if (first < 0) return undefined;
+  return steps.slice(first).flatMap((step) => step.patches);
+}
+
 /** @template {{ [key: string]: any }} T @param {T[]} list @param {string} key @param {string} id */
 function indexOf(list, key, id) {
   for (let i = list.length - 1; i >= 0; i--) if (list[i][key] === id) return i;
@@ -84,11 +112,16 @@ export function applyOp(picture, op) {
       if (shown.revision >= op.revision) return { surface: op.instance_id }; // applied already
       if (op.op === "state") {
         shown.state = op.state;
+        chains.delete(shown);
       } else {
         if (shown.revision !== op.base) return { gap: `surface ${op.instance_id}` };
         let state = shown.state;
         for (const patch of op.patches) state = mergePatch(state, patch);
         shown.state = state;
+        const steps = chains.get(shown)?.filter((step) => step.revision <= op.base) ?? [];
+        if (steps.at(-1) !== undefined && steps.at(-1)?.revision !== op.base) steps.length = 0;
+        steps.push({ base: op.base, revision: op.revision, patches: op.patches });
+        chains.set(shown, steps.slice(-MAX_STEPS));
       }
       shown.revision = op.revision;
       return { surface: op.instance_id };

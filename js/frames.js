@@ -2,6 +2,7 @@
 // the host-owned shell frame, and inside it the surface frame whose first node is its CSP (S3).
 
 import { exceeds, shellRelay, surfaceBridge } from "./bridge.js";
+import { mergePatch } from "./deltas.js";
 import { EVENT_NAME_PATTERN, SURFACE_NAMESPACE } from "./protocol.generated.js";
 import { cspHash } from "./sha256.js";
 
@@ -134,7 +135,9 @@ function call(fn, config, helpers = []) {
  * @returns {SurfaceDocument}
  */
 export function surfaceDocument(bundle) {
-  const bridge = call(surfaceBridge, { namespace: SURFACE_NAMESPACE, eventName: EVENT_NAME_PATTERN.source });
+  const bridge = call(surfaceBridge, { namespace: SURFACE_NAMESPACE, eventName: EVENT_NAME_PATTERN.source }, [
+    mergePatch,
+  ]);
   // A newline, so a bundle starting with a comment or a regex cannot join the bridge's line.
   const script = bundle.js ? `${bridge}\n${scriptSafe(bundle.js)}` : bridge;
   const scriptHash = cspHash(script);

@@ -6,7 +6,8 @@
  */
 
 export class StateQueue {
-  /** @param {(instanceId: string, item: Revisioned) => void} deliver */
+  /** @param {(instanceId: string, item: Revisioned, from: number | undefined) => void} deliver
+   * `from`: the revision the surface had before (undefined for a new frame). */
   constructor(deliver) {
     this.deliver = deliver;
     /** @type {Map<string, number>} newest revision delivered, per instance */
@@ -32,8 +33,9 @@ export class StateQueue {
     for (const [instanceId, item] of this.waiting) {
       if (!ready(instanceId)) continue;
       this.waiting.delete(instanceId);
+      const from = this.delivered.get(instanceId);
       this.delivered.set(instanceId, item.revision);
-      this.deliver(instanceId, item);
+      this.deliver(instanceId, item, from);
     }
   }
 

@@ -3,6 +3,7 @@
 // patched one (U1, U5); states go to a frame once it is ready, coalesced (U4, StateQueue).
 // What the cards show and do lives here; what a frame's messages mean lives in relay.js.
 
+import { patchesSince } from "./deltas.js";
 import { button, element } from "./dom.js";
 import { SANDBOX, shellDocument, surfaceDocument } from "./frames.js";
 import { SURFACE_NAMESPACE } from "./protocol.generated.js";
@@ -17,7 +18,7 @@ import { surfaceHeading } from "./surface_heading.js";
  * @typedef {{ spec: SurfaceSpec, card: HTMLElement, shell: HTMLIFrameElement,
  *   source: Window | null, ready: boolean, size: SizeGuard, rate: RateLimit,
  *   lastDropReport: number, lastCspReport: number, pingSent: number, pongSeen: number,
- *   stalled: boolean }} Entry
+ *   stalled: boolean, picture?: SurfaceSpec }} Entry
  */
 
 /**
@@ -55,8 +56,15 @@ export class Surfaces {
     this.entries = new Map();
     /** @type {Map<Window, Entry>} shell window -> entry: S4, the sender decides the instance */
     this.bySource = new Map();
-    this.queue = new StateQueue((instanceId, item) => {
-      this.post(this.entries.get(instanceId), { type: "state", revision: item.revision, state: item.state });
+    this.queue = new StateQueue((instanceId, item, from) => {
+      const entry = this.entries.get(instanceId);
+      // A frame that holds revision `from` gets the patches since (its bridge applies them,
+      // U4: the bundle still gets the whole state); any other gets the state whole.
+      const picture = entry?.picture;
+      const patches =
+        picture && from !== undefined && picture.revision === item.revision ? patchesSince(picture, from) : undefined;
+      if (patches) this.post(entry, { type: "patch", base: from, revision: item.revision, patches });
+      else this.post(entry, { type: "state", revision: item.revision, state: item.state });
     });
     this.frame = 0;
     this.lastFlush = -Infinity;
@@ -147,12 +155,14 @@ export class Surfaces {
   }
 
   /**
-   * Queue a state for a surface, keeping it as the newest known (a re-made frame needs it).
-   * @param {Entry} entry @param {number} revision @param {object} state
+   * Queue a surface's state, keeping it as the newest known (a re-made frame needs it).
+   * @param {Entry} entry @param {SurfaceSpec} spec the model's own (deltas.js keeps its patches)
    */
-  remember(entry, revision, state) {
+  remember(entry, spec) {
+    const { revision, state } = spec;
     if (!this.queue.push(entry.spec.instance_id, { revision, state })) return false;
-    entry.spec = { ...entry.spec, revision, state: /** @type {Record<string, any>} */ (state) };
+    entry.picture = spec;
+    entry.spec = { ...entry.spec, revision, state };
     return true;
   }
 
@@ -162,7 +172,7 @@ export class Surfaces {
     for (const instanceId of plan.remove) this.unmount(/** @type {Entry} */ (this.entries.get(instanceId)));
     for (const spec of surfaces) {
       const entry = this.entries.get(spec.instance_id) ?? this.mount(spec);
-      this.remember(entry, spec.revision, spec.state);
+      this.remember(entry, spec);
     }
     this.schedule();
   }
@@ -180,7 +190,7 @@ export class Surfaces {
     }
     if (!spec) return;
     entry ??= this.mount(spec);
-    this.remember(entry, spec.revision, spec.state);
+    this.remember(entry, spec);
     this.schedule();
   }
 
@@ -245,7 +255,7 @@ export class Surfaces {
       setTimeout(() => {
         for (const other of survivors) {
           if (!this.entries.has(other.spec.instance_id)) {
-            this.remember(this.mount(other.spec), other.spec.revision, other.spec.state);
+            this.remember(this.mount(other.spec), other.picture ?? other.spec);
           }
         }
         this.schedule();

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { applyOp, FeedSequence, mergePatch, replaceAll } from "../deltas.js";
+import { applyOp, FeedSequence, mergePatch, patchesSince, replaceAll } from "../deltas.js";
 
 const spec = (/** @type {Record<string, any>} */ extra = {}) => ({
   instance_id: "w",
@@ -122,4 +122,32 @@ test("a view takes the next message only: a lost one is a gap until the next sna
   assert.equal(feed.next(8), "skip");
   feed.snapshot(8);
   assert.equal(feed.next(9), "take");
+});
+
+test("patchesSince: the patches from any revision a frame may hold, until a whole state", () => {
+  const spec = { instance_id: "s", generation: 1, revision: 1, state: { a: 1 } };
+  const picture = { surfaces: [spec], components: [] };
+  const patch = (/** @type {number} */ base, /** @type {object[]} */ patches) =>
+    applyOp(picture, { op: "patch", instance_id: "s", generation: 1, base, revision: base + 1, patches });
+  assert.equal(patchesSince(spec, 1), undefined); // nothing known yet: the whole state goes
+  patch(1, [{ a: 2 }]);
+  patch(2, [{ b: { c: 1 } }, { a: null }]);
+  assert.deepEqual(spec.state, { b: { c: 1 } });
+  assert.deepEqual(patchesSince(spec, 1), [{ a: 2 }, { b: { c: 1 } }, { a: null }]);
+  assert.deepEqual(patchesSince(spec, 2), [{ b: { c: 1 } }, { a: null }]);
+  assert.deepEqual(patchesSince(spec, 3), []);
+  assert.equal(patchesSince(spec, 0), undefined); // a revision it never had
+  // applied from any of them, they give the same state as the kernel's
+  for (const [from, state] of [
+    [1, { a: 1 }],
+    [2, { a: 2 }],
+  ]) {
+    const steps = /** @type {object[]} */ (patchesSince(spec, /** @type {number} */ (from)));
+    assert.deepEqual(steps.reduce(mergePatch, state), spec.state);
+  }
+  applyOp(picture, { op: "state", instance_id: "s", generation: 1, revision: 4, state: { z: 1 } });
+  assert.equal(patchesSince(spec, 3), undefined); // replaced whole: the frames get it whole
+  for (let base = 4; base < 24; base++) patch(base, [{ n: base }]);
+  assert.equal(patchesSince(spec, 4), undefined); // too far behind: the whole state
+  assert.deepEqual(patchesSince(spec, 22), [{ n: 22 }, { n: 23 }]);
 });

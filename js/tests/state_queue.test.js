@@ -114,3 +114,22 @@ test("S4: a flush sends what waits before a message that must follow it", () => 
   batcher.flush(); // nothing waits: nothing sent
   assert.deepEqual(messages, [["a", "b"]]);
 });
+
+test("a delivery says which revision the surface had before (undefined for a new frame)", () => {
+  /** @type {Array<[number, number | undefined]>} */
+  const seen = [];
+  const queue = new StateQueue((_id, item, from) => seen.push([item.revision, from]));
+  queue.push("a", { revision: 1, state: {} });
+  queue.flush(() => true);
+  queue.push("a", { revision: 2, state: {} });
+  queue.push("a", { revision: 3, state: {} });
+  queue.flush(() => true);
+  queue.reset("a"); // a new frame
+  queue.push("a", { revision: 4, state: {} });
+  queue.flush(() => true);
+  assert.deepEqual(seen, [
+    [1, undefined],
+    [3, 1],
+    [4, undefined],
+  ]);
+});

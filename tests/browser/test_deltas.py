@@ -12,7 +12,7 @@ from playwright.sync_api import Page, expect
 from .conftest import OpenNotebook
 from .jupyter import JupyterServer, NotebookPage
 from .test_restore import WIDGET_SETTINGS, lab_settings
-from .test_surfaces import SETUP, surface
+from .test_surfaces import SETUP, shell_selector, surface
 
 # The kernel's sends, counted, and a switch that drops the next feed message (as the server's
 # rate limiter would), so the view meets a gap in the numbering.
@@ -206,3 +206,55 @@ def test_a_long_session_draws_every_component_in_order_in_each_view(
             "data-component-id", "m300"
         )
         assert drawn(page, view)["ids"] == moved
+
+
+OPEN_MIRROR = """\
+agent.open(
+    "mirror.01",
+    html="<pre id=out></pre>",
+    js="LineUpSurface.onState(state => out.textContent = JSON.stringify(state))",
+    state={"label": "x", "meta": {"a": 1, "b": {"c": 2}},
+           "rows": [{"t": i, "note": "row %d of the mirror" % i} for i in range(200)]},
+)
+"""
+
+# What the shell frame hears from the page (the host's frame: the surface cannot touch it).
+HEAR = """() => {
+  window.__heard = [];
+  addEventListener('message', (e) => {
+    if (e.source === parent) window.__heard.push([e.data.type, JSON.stringify(e.data).length]);
+  });
+}"""
+
+
+def test_u4_a_frame_gets_each_patch_as_the_change_and_ends_on_the_kernels_state(
+    open_notebook: OpenNotebook,
+) -> None:
+    """Issue 16, U4: a frame that holds a revision gets the merge patches since, never the
+    whole state again (a one-field patch of a 250 KiB state no longer costs the page a
+    structured clone of it), and its bridge applies them so the bundle's onState still sees
+    the whole state, equal to the kernel's: nested merges, deletions, a replaced array,
+    patches coalesced in one tick and one by one."""
+    notebook = open_notebook([SETUP, OPEN_MIRROR])
+    page = notebook.page
+    out = surface(page, "mirror.01").locator("#out")
+    expect(out).to_contain_text('"label":"x"')
+    shell = page.locator(shell_selector("mirror.01")).element_handle().content_frame()
+    assert shell is not None
+    shell.evaluate(HEAR)
+
+    notebook.run_cell(
+        'agent.patch("mirror.01", {"meta": {"b": {"d": 3}}}, merge=True)\n'
+        'agent.patch("mirror.01", {"label": None}, merge=True)\n'
+        'agent.patch("mirror.01", {"meta": {"a": None, "e": [1, 2]}}, merge=True)'
+    )
+    notebook.run_cell('agent.patch("mirror.01", {"rows": [{"t": 0}]}, merge=True)')
+    kernel = json.loads(notebook.run_cell('print(json.dumps(host.surfaces["mirror.01"].state))'))
+    assert kernel == {"meta": {"b": {"c": 2, "d": 3}, "e": [1, 2]}, "rows": [{"t": 0}]}
+    expect(out).to_have_text(json.dumps(kernel, separators=(",", ":")))
+
+    heard = shell.evaluate("() => window.__heard")
+    states = [size for kind, size in heard if kind == "state"]
+    patches = [size for kind, size in heard if kind == "patch"]
+    assert states == [] and patches, heard  # the change, never the ~9 KB state again
+    assert max(patches) < 400, heard
