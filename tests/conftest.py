@@ -93,14 +93,19 @@ def sent(host: Host) -> Recorder:
     return Recorder(host)
 
 
-@pytest.fixture
-def fed(host: Host) -> Any:
+def feed(host: Host) -> Any:
     """The host's widget with its comm replaced by ``widget.sent``: each message as a view
     gets it (a JSON round trip, so no Python object is shared with the kernel)."""
     widget = host.widget
     widget.sent = []
     widget.send = lambda content, buffers=None: widget.sent.append(json.loads(json.dumps(content)))
     return widget
+
+
+@pytest.fixture
+def fed(host: Host) -> Any:
+    """``feed(host)`` for the test's host."""
+    return feed(host)
 
 
 def view_sends(widget: Any, content: Any) -> None:
@@ -110,3 +115,12 @@ def view_sends(widget: Any, content: Any) -> None:
     widget.comm.handle_msg(
         {"content": {"data": {"method": "custom", "content": content}}, "buffers": []}
     )
+
+
+def consent_state(widget: Any) -> dict[str, Any]:
+    """The consent cards as a view (re)drawn gets them: it sends ``consent_sync`` and the
+    widget (a ``fed`` one) answers with the whole ``consent`` message."""
+    view_sends(widget, {"kind": "consent_sync"})
+    message: dict[str, Any] = widget.sent[-1]
+    assert message["kind"] == "consent"
+    return message

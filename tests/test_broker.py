@@ -20,7 +20,7 @@ import pytest
 
 from lineup_jupyter import CapabilityError, Host, ProtocolError, UsageError, validate_envelope
 
-from .conftest import AGENT, CONVERSATION, Recorder, envelope, view_sends
+from .conftest import AGENT, CONVERSATION, Recorder, consent_state, envelope, view_sends
 
 FUTURE = "2099-01-01T00:00:00Z"
 
@@ -360,14 +360,14 @@ def test_c12_agent_call_refused_as_a_conflict_leaves_the_waiting_handle_alone(
 
 
 def test_h20_a_waiting_call_expires_and_its_card_goes(
-    host: Host, sent: Recorder, runs: list[dict[str, Any]]
+    host: Host, sent: Recorder, fed: Any, runs: list[dict[str, Any]]
 ) -> None:
     host.receive(call("c1", "demo.confirm"))
-    assert host._broker.views.state()["pending"][0]["call_id"] == "c1"
+    assert consent_state(fed)["pending"][0]["call_id"] == "c1"
     assert host._broker.expire_due(datetime(2100, 1, 1, tzinfo=timezone.utc)) == ["c1"]
     (answer,) = results(sent)
     assert answer["status"] == "expired" and runs == []
-    assert host._broker.views.state()["pending"] == []
+    assert consent_state(fed)["pending"] == []
     with pytest.raises(UsageError, match="already answered"):
         host.decide("c1", "allow")
 
@@ -712,16 +712,15 @@ def test_blocking_on_the_event_loop_thread_says_to_await(
 
 
 def test_two_views_deciding_at_once_one_wins(
-    host: Host, sent: Recorder, runs: list[dict[str, Any]]
+    host: Host, sent: Recorder, fed: Any, runs: list[dict[str, Any]]
 ) -> None:
     host.receive(call("c1", "demo.confirm"))
-    states: list[dict[str, Any]] = []
-    host._broker.views.watch(lambda: states.append(host._broker.views.state()))
-    host._broker.views.message({"kind": "consent_decide", "call_id": "c1", "decision": "allow"})
-    host._broker.views.message({"kind": "consent_decide", "call_id": "c1", "decision": "deny"})
+    view_sends(fed, {"kind": "consent_decide", "call_id": "c1", "decision": "allow"})
+    view_sends(fed, {"kind": "consent_decide", "call_id": "c1", "decision": "deny"})
     assert [a["status"] for a in results(sent)] == ["completed"] and len(runs) == 1
-    assert states[-1]["pending"] == []
-    assert states[-1]["recent"][0] == {
+    state = consent_state(fed)
+    assert state["pending"] == []
+    assert state["recent"][0] == {
         "call_id": "c1",
         "capability": "demo.confirm",
         "status": "completed",
@@ -729,9 +728,11 @@ def test_two_views_deciding_at_once_one_wins(
     }
 
 
-def test_the_view_state_carries_what_the_card_shows(host: Host, runs: list[dict[str, Any]]) -> None:
+def test_the_view_state_carries_what_the_card_shows(
+    host: Host, fed: Any, runs: list[dict[str, Any]]
+) -> None:
     host.receive(call("c1", "demo.secret", {"n": 1}, reason="needs the key"))
-    (spec,) = host._broker.views.state()["pending"]
+    (spec,) = consent_state(fed)["pending"]
     assert spec["capability"] == "demo.secret" and spec["risk"] == "restricted"
     assert spec["reason"] == "needs the key" and spec["arguments"] == {"n": 1}
     assert spec["agent"] == AGENT and spec["typed_name_required"] is True
@@ -811,20 +812,17 @@ def test_c10_an_audit_that_cannot_be_written_still_answers(
 
 
 def test_a_decision_the_kernel_refuses_is_told_to_the_view(
-    host: Host, runs: list[dict[str, Any]]
+    host: Host, fed: Any, runs: list[dict[str, Any]]
 ) -> None:
     """The card is made usable again with the reason, instead of waiting forever."""
     host.receive(call("c1", "demo.secret"))
-    states: list[dict[str, Any]] = []
-    host._broker.views.watch(lambda: states.append(host._broker.views.state()))
-    host._broker.views.message(
-        {"kind": "consent_decide", "call_id": "c1", "decision": "allow", "typed_name": "nope"}
+    view_sends(
+        fed, {"kind": "consent_decide", "call_id": "c1", "decision": "allow", "typed_name": "nope"}
     )
-    assert states[-1]["refused"]["call_id"] == "c1"
-    assert "type its name" in states[-1]["refused"]["message"]
+    assert fed.sent[-1]["refused"]["call_id"] == "c1"
+    assert "type its name" in fed.sent[-1]["refused"]["message"]
     assert [c.call_id for c in host.pending_calls] == ["c1"] and runs == []
-    host._broker.views.message({"kind": "consent_sync"})
-    assert "refused" not in states[-1]
+    assert "refused" not in consent_state(fed)
 
 
 def test_h20_a_timer_that_fires_early_looks_again_instead_of_expiring(

@@ -17,7 +17,7 @@ import pytest
 
 from lineup_jupyter import Host, Limits, ProtocolError
 
-from .conftest import envelope, open_payload
+from .conftest import consent_state, envelope, feed, open_payload
 
 MiB = 1024 * 1024
 
@@ -72,7 +72,7 @@ def test_h44_waiting_calls_are_bounded(tmp_path: Path) -> None:
     assert third.done() and third.result().status == "failed"
     assert (third.result().error or {})["code"] == "too_many"
     assert (third.result().error or {})["rule"] == "H44"
-    assert len(host.pending_calls) == 2 and len(host._broker.views.state()["pending"]) == 2
+    assert len(host.pending_calls) == 2 and len(consent_state(feed(host))["pending"]) == 2
     host.decide(waiting[0].call_id, "deny")
     agent.call("demo.ask", reason="four")
     assert len(host.pending_calls) == 2

@@ -24,7 +24,8 @@ from websockets.exceptions import InvalidStatus
 from websockets.sync.client import ClientConnection, connect
 from websockets.sync.server import Server, ServerConnection, serve
 
-from lineup_jupyter import Host, Limits, ProtocolError, UsageError
+from lineup_jupyter import Host, Limits, UsageError
+from lineup_jupyter.host._host import session_port
 from lineup_jupyter.testing import ScriptedUser
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
@@ -303,13 +304,14 @@ def test_messages_are_handed_to_the_host_on_the_event_loop(tmp_path: Path) -> No
     connected (a notebook cell), never touching the host from its own thread."""
     host = Host("conv_01")
     threads: list[int] = []
-    receive = host._receive  # what a connection calls: Host.receive for one endpoint (H41)
+    port = session_port(host)  # what a connection is given of the host
+    receive = port.receive  # what it calls: Host.receive for one endpoint (H41)
 
-    def spy(raw: Any, endpoint: object) -> ProtocolError | None:
+    def spy(raw: str | bytes, endpoint: object) -> None:
         threads.append(threading.get_ident())
-        return receive(raw, endpoint)
+        receive(raw, endpoint)
 
-    host._receive = spy  # type: ignore[method-assign]
+    port.receive = spy  # type: ignore[method-assign]
 
     async def cell() -> int:
         process = host.connect_process(agent(tmp_path, OPENS_AND_LISTENS))
@@ -330,13 +332,14 @@ def test_a_listeners_agents_reach_the_host_on_the_event_loop(tmp_path: Path) -> 
     loop), no worker."""
     host = Host("conv_01", data_dir=tmp_path / "data")
     threads: list[int] = []
-    receive = host._receive  # what a connection calls: Host.receive for one endpoint (H41)
+    port = session_port(host)  # what a connection is given of the host
+    receive = port.receive  # what it calls: Host.receive for one endpoint (H41)
 
-    def spy(raw: Any, endpoint: object) -> ProtocolError | None:
+    def spy(raw: str | bytes, endpoint: object) -> None:
         threads.append(threading.get_ident())
-        return receive(raw, endpoint)
+        receive(raw, endpoint)
 
-    host._receive = spy  # type: ignore[method-assign]
+    port.receive = spy  # type: ignore[method-assign]
 
     async def cell() -> int:
         before = threading.active_count()
@@ -491,8 +494,14 @@ def test_the_listener_turns_away_what_lacks_the_token(user: ScriptedUser) -> Non
     """H43: no token, a wrong token, a web page (Origin) with the right one, or a bad agent
     id: refused at the handshake, and nothing reaches host.receive."""
     calls: list[Any] = []
-    receive = user.host._receive  # what a connection calls (Host.receive for one endpoint)
-    user.host._receive = lambda raw, at: calls.append(raw) or receive(raw, at)  # type: ignore[method-assign]
+    port = session_port(user.host)  # what a connection is given of the host
+    receive = port.receive  # what it calls (Host.receive for one endpoint)
+
+    def spy(raw: str | bytes, endpoint: object) -> None:
+        calls.append(raw)
+        receive(raw, endpoint)
+
+    port.receive = spy  # type: ignore[method-assign]
     listener = user.listen_websocket()
     attempts: list[dict[str, Any]] = [
         {"uri": listener.url},
@@ -761,7 +770,6 @@ def test_memory_a_flooding_agent_waits_for_the_kernel(tmp_path: Path) -> None:
     full pipe) instead of the kernel's memory growing; once the loop is free they all arrive,
     in order, on the loop's thread."""
     from lineup_jupyter.agents._memory import connect_memory
-    from lineup_jupyter.host._host import session_port
 
     with Host("conv_01", data_dir=tmp_path / "data") as host:
         held: list[int] = []
@@ -805,17 +813,19 @@ KERNEL_CELLS = [
     """
 import json, threading
 from lineup_jupyter import Host
+from lineup_jupyter.host._host import session_port
 from websockets.sync.client import connect
 
 host = Host("conv_01", data_dir=DATA)
 threads = []
-receive = host._receive  # what a connection calls: Host.receive for one endpoint (H41)
+port = session_port(host)  # what a connection is given of the host
+receive = port.receive  # what it calls: Host.receive for one endpoint (H41)
 
 def spy(raw, endpoint):
     threads.append(threading.get_ident())
     return receive(raw, endpoint)
 
-host._receive = spy
+port.receive = spy
 listener = host.listen_websocket()
 cell_thread = threading.get_ident()
 OPEN = {"v": 1, "id": "m1", "type": "lineup.v1.ui.open", "conversation_id": "conv_01",

@@ -13,7 +13,7 @@ test("a problem reads as where it happened and what was raised", () => {
     traceback: "Traceback ...",
     agent_id: "a",
     instance_id: "w",
-    at: "2026-12-03T19:40:00.000+00:00",
+    at: "2026-12-03T19:40:00.000Z",
   };
   assert.equal(
     problemTitle(problem),

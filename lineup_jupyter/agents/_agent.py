@@ -13,10 +13,12 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..appcenter._trust import SigningKey
 from ..protocol import bundle_integrity, rules
+from ..protocol._envelopes import new_envelope, stamp, utc_now
 from ..protocol._errors import ProtocolError, UsageError
 from ..protocol._ids import new_id
 from ..protocol._validate import readable_id
@@ -147,14 +149,13 @@ class Agent:
         full = type_ if type_.startswith(rules.TYPE_PREFIX) else rules.TYPE_PREFIX + type_
         message_id = self._new_id("msg")
         error = self.host.receive(
-            {
-                "v": rules.ENVELOPE_VERSION,
-                "id": message_id,
-                "type": full,
-                "conversation_id": self.host.conversation_id,
-                "sender": {"kind": "agent", "id": self.id},
-                "payload": payload,
-            }
+            new_envelope(
+                full,
+                payload,
+                conversation_id=self.host.conversation_id,
+                sender=("agent", self.id),
+                message_id=message_id,
+            )
         )
         if error is not None:
             raise error
@@ -383,13 +384,11 @@ class Agent:
         decided and the capability ran; ``expires_in`` seconds from now it ends ``expired``.
         Reusing a ``call_id`` gets the recorded result again (C12).
         """
-        from datetime import datetime, timedelta, timezone
-
         call_id = call_id if call_id is not None else self._new_id("call")
         waiting = self._calls.get(call_id)  # the same call_id sent again while it waits
         handle = waiting or CallHandle(call_id, capability)
         self._calls[call_id] = handle
-        expires = datetime.now(timezone.utc) + timedelta(seconds=expires_in)
+        expires = utc_now() + timedelta(seconds=expires_in)
         try:
             self.send(
                 "app.call",
@@ -397,7 +396,7 @@ class Agent:
                     "call_id": call_id,
                     "capability": capability,
                     "reason": reason,
-                    "expires_at": expires.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+                    "expires_at": stamp(expires),
                     "arguments": {} if arguments is None else arguments,
                 },
             )

@@ -20,12 +20,13 @@ import logging
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any, Literal
 
 from ..core._ports import HostPort, Send
 from ..core._schemas import first_problem
 from ..protocol import AppCall, rules
+from ..protocol._envelopes import stamp, utc_now
 from ..protocol._errors import CapabilityError, ProtocolError, UsageError
 from ..protocol._json import check_value, dumps, loads, member_path
 from ..protocol._models import AppCallPayload
@@ -41,14 +42,6 @@ logger = logging.getLogger("lineup_jupyter")
 
 Decision = Literal["allow", "deny", "cancel"]
 _RECENT = 5  # decided calls a view lists, so a second view sees what the first one decided
-
-
-def _now() -> datetime:
-    return datetime.now(timezone.utc)
-
-
-def _stamp(moment: datetime) -> str:
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @dataclass
@@ -77,7 +70,7 @@ class PendingCall:
             "agent": self.agent,
             "reason": self.reason,
             "arguments": self.arguments,
-            "expires_at": _stamp(self.expires_at),
+            "expires_at": stamp(self.expires_at),
             "remaining_ms": max(0, int((self.expires_at - now).total_seconds() * 1000)),
             "runs_in": capability.runs_in,
             "browser": capability.browser_options,
@@ -127,7 +120,7 @@ class Broker:
                 self._send(answer, agent)
             return
         fingerprint = fingerprint_of(payload.capability, payload.arguments)
-        now = _now()
+        now = utc_now()
         common: dict[str, Any] = {
             "call_id": payload.call_id,
             "agent": agent,
@@ -276,7 +269,7 @@ class Broker:
                     f"[lineup] {capability.name!r} runs in the browser, inside the Allow click "
                     "of its card: decide it in the notebook's view (H21)"
                 )
-        now = _now()
+        now = utc_now()
         if call.expires_at <= now:  # the timer may not have fired yet; the time has passed
             self._expire(call_id, now)
             return self._answer_of(call_id)
@@ -311,7 +304,7 @@ class Broker:
             call = self.pending.get(call_id)
             if call is None:  # decided in the meantime
                 return
-            remaining = (call.expires_at - (now or _now())).total_seconds()
+            remaining = (call.expires_at - (now or utc_now())).total_seconds()
             if remaining > 0:  # a long wait is timed in steps (see _schedule_expiry)
                 call._timer = self._schedule_expiry(call, remaining)
                 return
@@ -323,14 +316,14 @@ class Broker:
                     "expired",
                     "H20",
                     "$.payload.expires_at",
-                    f"the call expired at {_stamp(call.expires_at)} while waiting for the "
+                    f"the call expired at {stamp(call.expires_at)} while waiting for the "
                     "user; it was not run. " + rules.RULES["H20"],
                 ),
             )
 
     def expire_due(self, now: datetime | None = None) -> list[str]:
         """End every waiting call whose time has passed at ``now`` (what the timers do)."""
-        now = now or _now()
+        now = now or utc_now()
         due = [c.call_id for c in self.pending.values() if c.expires_at <= now]
         for call_id in due:
             self._expire(call_id, now)
@@ -440,9 +433,9 @@ class Broker:
         if error is not None:
             answer["error"] = error
         owed = self.ledger.settle(call_id, answer, fingerprint=fingerprint, agent=agent)
-        answered_at = _now()
+        answered_at = utc_now()
         self._audit(
-            at=_stamp(answered_at),
+            at=stamp(answered_at),
             conversation_id=self.host.conversation_id,
             event="call",
             call_id=call_id,
@@ -454,9 +447,9 @@ class Broker:
             decision=decision,
             decided_by=decided_by,
             status=status,
-            received_at=_stamp(received_at),
-            decided_at=None if decided_at is None else _stamp(decided_at),
-            answered_at=_stamp(answered_at),
+            received_at=stamp(received_at),
+            decided_at=None if decided_at is None else stamp(decided_at),
+            answered_at=stamp(answered_at),
             result_digest=digest(answer),
         )
         self.recent.appendleft(
@@ -490,7 +483,7 @@ class Broker:
         if not self.ledger.refuse(call_id, answer):
             return False
         self._send_envelope("lineup.v1.app.result", answer, to=to, endpoint=endpoint)
-        at = _stamp(_now())
+        at = stamp(utc_now())
         self._audit(
             at=at,
             conversation_id=self.host.conversation_id,
@@ -518,7 +511,7 @@ class Broker:
     def _grant_changed(self, name: str, action: str) -> None:
         capability = self.capabilities.get(name)
         self._audit(
-            at=_stamp(_now()),
+            at=stamp(utc_now()),
             conversation_id=self.host.conversation_id,
             event="grant",
             capability=name,
@@ -559,7 +552,7 @@ class Broker:
                     status="rejected",
                     decision="deny",
                     decided_by="policy",
-                    decided_at=_now(),
+                    decided_at=utc_now(),
                     error=_error(
                         "rejected",
                         "C10",

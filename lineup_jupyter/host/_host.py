@@ -16,7 +16,6 @@ import reprlib
 import threading
 from collections import deque
 from collections.abc import Callable
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -50,8 +49,8 @@ from ..protocol import (
     rules,
     validate_surface_message,
 )
+from ..protocol._envelopes import new_envelope, now_iso
 from ..protocol._errors import ProtocolError, UsageError
-from ..protocol._ids import new_id
 from ..protocol._json import check_value, dumps, member_path
 from ..protocol._models import ComponentAnswerPayload
 from ..protocol._validate import (
@@ -84,10 +83,6 @@ HandlerT = TypeVar("HandlerT", bound=Callable[..., Any])  # what @host.capabilit
 _RECENT_IDS = 4096  # H9: how many (sender, id) pairs are remembered to refuse repeats
 _RAW_SHOWN = 1000  # characters of an unparseable message kept in the history
 _CLOSED_AGENTS_SHOWN = 10  # ended connections still listed in the view, the latest
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 class Host:
@@ -412,19 +407,16 @@ class Host:
         endpoint: object = None,
         only: Subscription | None = None,
     ) -> dict[str, Any]:
-        envelope: dict[str, Any] = {
-            "v": rules.ENVELOPE_VERSION,
-            "id": new_id("msg"),
-            "type": type_,
-            "conversation_id": self.conversation_id,
-            "sender": {"kind": "client", "id": self.client_id},
-            "ts": _now(),
-            "payload": payload,
-        }
-        if to is not None:
-            envelope["target"] = {"kind": "agent", "id": to}
-        self._bus.send(envelope, endpoint=endpoint, only=only)
-        return envelope
+        message = new_envelope(
+            type_,
+            payload,
+            conversation_id=self.conversation_id,
+            sender=("client", self.client_id),
+            target=None if to is None else ("agent", to),
+            ts=now_iso(),
+        )
+        self._bus.send(message, endpoint=endpoint, only=only)
+        return message
 
     def surface_message(self, instance_id: str, message: Any) -> ProtocolError | None:
         """A message a surface frame sent upward (S4, U7-U9); the frame decides the instance.

@@ -23,9 +23,9 @@ import traceback
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any
 
+from ..protocol._envelopes import now_iso
 from ._threads import spawn
 from ._watchers import Watchers
 
@@ -49,7 +49,7 @@ class Problem:
     traceback: str
     agent_id: str | None = None
     instance_id: str | None = None
-    at: str = ""
+    at: str = ""  # when, in the protocol's format (UTC, milliseconds, Z)
     count: int = 1  # the same problem again, right after: counted, not listed again
 
     def to_view(self) -> dict[str, Any]:
@@ -132,7 +132,7 @@ class Problems:
                     details,
                     agent_id,
                     instance_id,
-                    datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
+                    now_iso(),
                 )
                 self._items.append(problem)
         if problem.count == 1:
