@@ -24,6 +24,7 @@ __all__ = [
     "SurfaceChange",
     "SurfaceInstance",
     "Surfaces",
+    "SurfacesView",
     "merge_patch",
     "merged_size",
     "shared_state",
@@ -208,6 +209,10 @@ class Surfaces(Mapping[str, SurfaceInstance]):
         """Call ``watcher(change)`` after every open, patch and close; returns an unwatch."""
         return self._watchers.add(watcher)
 
+    def view(self) -> SurfacesView:
+        """This registry as its users see it: read, never changed (``host.surfaces``)."""
+        return SurfacesView(self)
+
     def _owned(self, owner: str, instance_id: str, path: str) -> SurfaceInstance | None:
         current = self._instances.get(instance_id)
         if current is not None and current._owner != owner:
@@ -308,3 +313,30 @@ class Surfaces(Mapping[str, SurfaceInstance]):
         if self._watchers:
             self._watchers.notify(SurfaceChange("close", current, payload.reason))
         return current
+
+
+class SurfacesView(Mapping[str, SurfaceInstance]):
+    """The open instances, read-only: what ``host.surfaces`` is. A change goes through the
+    host (``receive``, an Agent), which takes its lock, records it in the history and tells
+    the agents; a mutator here would skip all three, so there is none."""
+
+    __slots__ = ("_registry",)
+
+    def __init__(self, registry: Surfaces) -> None:
+        self._registry = registry
+
+    def __getitem__(self, instance_id: str) -> SurfaceInstance:
+        return self._registry[instance_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._registry)
+
+    def __len__(self) -> int:
+        return len(self._registry)
+
+    def remembered(self) -> list[tuple[str, int, int]]:
+        """``(instance_id, last revision, states kept)``: see ``Surfaces.remembered``."""
+        return self._registry.remembered()
+
+    def __repr__(self) -> str:
+        return f"SurfacesView({list(self._registry)})"

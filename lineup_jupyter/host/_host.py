@@ -31,10 +31,10 @@ from ..capabilities._broker import Broker, Decision, PendingCall
 from ..capabilities._builtins import builtin_capabilities
 from ..capabilities._capabilities import ANY_OBJECT, Capabilities, Capability, Policy, Risk
 from ..core._bus import Bus, History, Subscription
-from ..core._components import ComponentChange, Components
+from ..core._components import ComponentChange, Components, ComponentsView
 from ..core._identity import KERNEL, Identities
 from ..core._schemas import first_problem
-from ..core._surfaces import StateRevision, SurfaceChange, Surfaces
+from ..core._surfaces import StateRevision, SurfaceChange, Surfaces, SurfacesView
 from ..protocol import (
     AppCall,
     AppRef,
@@ -126,8 +126,12 @@ class Host:
         )
         if state_history < 0:
             raise UsageError(f"[lineup] state_history must be 0 or more, not {state_history}")
-        self.surfaces = Surfaces(self.limits, state_history=state_history)
-        self.components = Components()
+        # The registries change only through the host (its lock, history and bus); users
+        # get read-only views of them (host.surfaces, host.components).
+        self._surfaces = Surfaces(self.limits, state_history=state_history)
+        self._components = Components()
+        self._surfaces_view = self._surfaces.view()
+        self._components_view = self._components.view()
         self._lock = threading.RLock()
         self._seen: set[tuple[str, str]] = set()
         self._seen_order: deque[tuple[str, str]] = deque()
@@ -180,6 +184,17 @@ class Host:
         # instance_id -> (generation, app id, manifest surface) of each open installed surface:
         # the events it may send (C6). A later inline ui.open of that id has a new generation.
         self._declared: dict[str, tuple[int, str, SurfaceManifest]] = {}
+
+    @property
+    def surfaces(self) -> SurfacesView:
+        """The open surface instances by id, read-only (U1): a change goes through
+        ``receive`` or an Agent, which take the lock, record it and tell the agents."""
+        return self._surfaces_view
+
+    @property
+    def components(self) -> ComponentsView:
+        """The shown components, oldest first, read-only (``get``, ``values``, ``in``)."""
+        return self._components_view
 
     @property
     def lock(self) -> threading.RLock:
@@ -274,7 +289,7 @@ class Host:
 
     def _check_open(self, envelope: UiOpen) -> OpenedSurface | None:
         app = envelope.payload.app
-        self.surfaces._owned(
+        self._surfaces._owned(
             envelope.sender.id, envelope.payload.instance_id, "$.payload.instance_id"
         )
         if isinstance(app, AppRef):  # enabled and verified from the cache, or refused (C3, S7)
@@ -298,9 +313,9 @@ class Host:
 
     def _open(self, envelope: UiOpen) -> None:
         instance_id = envelope.payload.instance_id
-        if instance_id not in self.surfaces:  # a replacement (U1) takes no new room
+        if instance_id not in self._surfaces:  # a replacement (U1) takes no new room
             _check_count(
-                len(self.surfaces),
+                len(self._surfaces),
                 self.limits.max_open_surfaces,
                 "$.payload.instance_id",
                 "surfaces open",
@@ -310,7 +325,7 @@ class Host:
         payload = envelope.payload
         if installed is not None:  # the view draws the installed bundle like an inline one
             payload = payload.model_copy(update={"app": installed.app})
-        instance = self.surfaces.open(envelope.sender.id, payload)
+        instance = self._surfaces.open(envelope.sender.id, payload)
         if installed is not None:
             self._declared[instance.instance_id] = (
                 instance.generation,
@@ -321,27 +336,27 @@ class Host:
             self._declared.pop(instance.instance_id, None)
 
     def _patch(self, envelope: UiPatch) -> None:
-        self.surfaces.patch(envelope.sender.id, envelope.payload)
+        self._surfaces.patch(envelope.sender.id, envelope.payload)
 
     def _close(self, envelope: UiClose) -> None:
-        self.surfaces.close(envelope.sender.id, envelope.payload)
+        self._surfaces.close(envelope.sender.id, envelope.payload)
 
     def _show_component(self, envelope: ComponentShow) -> None:
-        if self.components.get(envelope.payload.component_id) is None:  # an update takes none
+        if self._components.get(envelope.payload.component_id) is None:  # an update takes none
             _check_count(
-                len(self.components),
+                len(self._components),
                 self.limits.max_components,
                 "$.payload.component_id",
                 "components shown",
                 "remove one (component.remove), or update one by showing its component_id again",
             )
-        self.components.show(envelope.sender.id, envelope.payload)
+        self._components.show(envelope.sender.id, envelope.payload)
 
     def _append_component(self, envelope: ComponentAppend) -> None:
-        self.components.append(envelope.sender.id, envelope.payload)
+        self._components.append(envelope.sender.id, envelope.payload)
 
     def _remove_component(self, envelope: ComponentRemove) -> None:
-        removed = self.components.remove(envelope.sender.id, envelope.payload.component_id)
+        removed = self._components.remove(envelope.sender.id, envelope.payload.component_id)
         if removed.pending:  # H14: the question still gets its one answer, a cancel
             self._send_answer(
                 removed.component_id, removed.spec.kind, "cancelled", None, removed.owner
@@ -433,7 +448,7 @@ class Host:
         and reported to that agent as ``lineup.v1.error``; nothing else changes.
         """
         with self._lock:
-            instance = self.surfaces.get(instance_id)
+            instance = self._surfaces.get(instance_id)
             try:
                 if instance is None:
                     raise ProtocolError(
@@ -503,7 +518,7 @@ class Host:
         ``ui.event`` 'close' (U10)."""
         with self._lock:
             try:
-                instance = self.surfaces.close(
+                instance = self._surfaces.close(
                     None, UiClosePayload.model_construct(instance_id=instance_id, reason="user")
                 )
             except ProtocolError as error:
@@ -527,14 +542,14 @@ class Host:
         question here (the kernel decides) and reaches the agent that asked, exactly once.
         """
         with self._lock:
-            shown = self.components.get(component_id)
+            shown = self._components.get(component_id)
             # A non-question is answered as if it were one, so the store says what it is.
             kind = shown.spec.kind if shown is not None and shown.is_question else "confirm"
             data: dict[str, Any] = {"component_id": component_id, "kind": kind, "status": status}
             if value is not None:
                 data["value"] = value
             try:
-                self.components.existing(component_id)
+                self._components.existing(component_id)
                 check_value({"payload": data})  # H2: JSON, numbers a double can hold
                 try:
                     payload = ComponentAnswerPayload.model_validate(data)
@@ -542,7 +557,7 @@ class Host:
                     raise from_validation_error(
                         exc, ComponentAnswerPayload, data, at=("payload",)
                     ) from None
-                component = self.components.answer(payload)
+                component = self._components.answer(payload)
             except ProtocolError as error:
                 error = error.with_refused(None, "lineup.v1.component.answer")
                 self._bus.history.add("to_agent", "refused", _shown(data), error.to_payload())
@@ -702,14 +717,14 @@ class Host:
         with self._lock:
             if change in ("disabled", "removed"):
                 for instance_id, (generation, declared_app, _) in list(self._declared.items()):
-                    instance = self.surfaces.get(instance_id)
+                    instance = self._surfaces.get(instance_id)
                     if instance is None or instance.generation != generation:
                         del self._declared[instance_id]  # closed or replaced since
                         continue
                     if declared_app != app_id:
                         continue
                     del self._declared[instance_id]
-                    self.surfaces.close(
+                    self._surfaces.close(
                         None,
                         UiClosePayload.model_construct(instance_id=instance_id, reason=change),
                     )
@@ -741,7 +756,7 @@ class Host:
     def state_history(self, instance_id: str) -> list[StateRevision]:
         """The last ``state_history`` states of a surface instance (open or closed), oldest
         first, each with its revision: what the inspector shows by revision."""
-        return self.surfaces.state_history(instance_id)
+        return self._surfaces.state_history(instance_id)
 
     @property
     def inspector(self) -> Any:
@@ -754,10 +769,10 @@ class Host:
         return self._inspector
 
     def watch_surfaces(self, watcher: Callable[[SurfaceChange], None]) -> Callable[[], None]:
-        return self.surfaces.watch(watcher)
+        return self._surfaces.watch(watcher)
 
     def watch_components(self, watcher: Callable[[ComponentChange], None]) -> Callable[[], None]:
-        return self.components.watch(watcher)
+        return self._components.watch(watcher)
 
     def report_refused(self, instance_id: str, report: dict[str, Any]) -> ProtocolError:
         """What the browser refused from a surface (S4, U7, U9, a flood): record it and tell
@@ -778,7 +793,7 @@ class Host:
         self, instance_id: str, shown: dict[str, Any], error: ProtocolError
     ) -> ProtocolError:
         """Record what a surface did wrong and tell the agent that owns it (or every agent)."""
-        instance = self.surfaces.get(instance_id)
+        instance = self._surfaces.get(instance_id)
         self._bus.history.add("to_client", "refused", shown, error.to_payload())
         self._send("lineup.v1.error", error.to_payload(), to=instance.owner if instance else None)
         return error
@@ -806,7 +821,7 @@ class Host:
         return Agent(self, agent_id)
 
     def __repr__(self) -> str:
-        return f"Host(conversation_id={self.conversation_id!r}, surfaces={list(self.surfaces)})"
+        return f"Host(conversation_id={self.conversation_id!r}, surfaces={list(self._surfaces)})"
 
     # ---- agents outside the kernel (docs/agents.md) -----------------------------------
 
