@@ -626,7 +626,7 @@ def test_the_host_acts_on_exactly_the_agent_to_client_types(host: Host) -> None:
     """M2: one action per agent->client type, none for the other direction."""
     from lineup_jupyter.protocol import rules
 
-    assert set(host._actions) == {rules.TYPE_PREFIX + t for t in rules.AGENT_TO_CLIENT}
+    assert set(host._intake.actions) == {rules.TYPE_PREFIX + t for t in rules.AGENT_TO_CLIENT}
 
 
 def test_history_reads_back_what_arrived_as_text_or_bytes(host: Host) -> None:
