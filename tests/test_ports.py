@@ -137,11 +137,11 @@ def test_the_threading_module_imports_nothing_of_the_package() -> None:
     assert not [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level > 0]
 
 
-PARTS = ("lineup_jupyter.host._intake", "lineup_jupyter.host._inventory")
+PARTS = tuple(f"lineup_jupyter.host.{part}" for part in ("_intake", "_inventory", "_user_acts"))
 
 
 def _imports_of_host_parts(path: Path) -> list[str]:
-    """The Host's parts (host/_intake.py, host/_inventory.py) a module imports, its
+    """The Host's parts (host/_intake.py, _inventory.py, _user_acts.py) a module imports, its
     relative imports resolved."""
     package = ["lineup_jupyter", *path.relative_to(PACKAGE).parent.parts]
     found = []
@@ -158,8 +158,8 @@ def _imports_of_host_parts(path: Path) -> list[str]:
 
 
 def test_the_hosts_parts_are_used_by_the_host_alone() -> None:
-    """Issue 17: the intake and the inventory are the composition root's parts: nothing
-    outside host/ imports them (the Host's public methods are the way in)."""
+    """Issue 17: the intake, the inventory and the user's acts are the composition root's
+    parts: nothing outside host/ imports them (the Host's public methods are the way in)."""
     outside = {
         path.relative_to(PACKAGE).as_posix(): _imports_of_host_parts(path)
         for path in sorted(PACKAGE.rglob("*.py"))

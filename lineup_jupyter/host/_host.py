@@ -5,7 +5,8 @@ into the caller: the host answers with exactly one refusal (a ``lineup.v1.error`
 ``app.result`` for an ``app.call`` whose ``call_id`` it could read) and changes nothing.
 The Host builds the registries, the bus, the broker and the app center, and hands each part
 what it needs: the intake (_intake.py) checks and acts on agent envelopes, the inventory
-(_inventory.py) makes and resends client.inventory. The host runs without a browser; its
+(_inventory.py) makes and resends client.inventory, the user's acts (_user_acts.py) check
+and relay a surface's events, a close and an answer. The host runs without a browser; its
 widget (``host.widget``, shown by displaying the host) only watches it and relays what the
 browser says.
 """
@@ -18,8 +19,6 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
-
-from pydantic import ValidationError
 
 from ..agents._remote import ENDED
 from ..appcenter._apps import AppCenter, Change
@@ -35,23 +34,20 @@ from ..core._surfaces import StateRevision, SurfaceChange, Surfaces, SurfacesVie
 from ..protocol import (
     UiClosePayload,
     rules,
-    validate_surface_message,
 )
 from ..protocol._errors import ProtocolError, UsageError
 from ..protocol._ids import new_id
-from ..protocol._json import check_value
-from ..protocol._models import ComponentAnswerPayload
 from ..protocol._validate import (
     DEFAULT_LIMITS,
     Limits,
-    from_validation_error,
     readable_id,
 )
 from ..runtime._problems import Problems
 from ..runtime._store import data_dir as _data_dir
 from ..runtime._watchers import Watchers
-from ._intake import Intake, as_recorded, send_answer
+from ._intake import Intake
 from ._inventory import Inventory
+from ._user_acts import UserActs
 
 if TYPE_CHECKING:
     import ssl
@@ -165,6 +161,14 @@ class Host:
             broker=self._broker,
             send=self._send,
         )
+        self._user = UserActs(
+            lock=self._lock,
+            bus=self._bus,
+            surfaces=self._surfaces,
+            components=self._components,
+            intake=self._intake,
+            send=self._send,
+        )
 
     @property
     def surfaces(self) -> SurfacesView:
@@ -242,27 +246,7 @@ class Host:
         Valid ones reach the instance's agent as ``ui.event`` (U8). Refused ones are recorded
         and reported to that agent as ``lineup.v1.error``; nothing else changes.
         """
-        with self._lock:
-            instance = self._surfaces.get(instance_id)
-            try:
-                if instance is None:
-                    raise ProtocolError(
-                        "unknown_instance",
-                        "S4",
-                        "$",
-                        f"a message arrived for surface {instance_id!r}, which is not open.",
-                    )
-                event, data = validate_surface_message(message)
-                self._intake.check_declared(instance.instance_id, instance.generation, event, data)
-            except ProtocolError as error:
-                error = error.with_refused(None, "lineup.surface.v1.event")
-                return self._report_surface(instance_id, as_recorded(message), error)
-            self._send(
-                "lineup.v1.ui.event",
-                {"instance_id": instance_id, "event": event, "data": data},
-                to=instance.owner,
-            )
-            return None
+        return self._user.surface_message(instance_id, message)
 
     def user_event(
         self, instance_id: str, event: str, data: dict[str, Any] | None = None
@@ -281,22 +265,7 @@ class Host:
     def user_close(self, instance_id: str) -> ProtocolError | None:
         """The user closed a surface with the host's close button: it closes, the agent hears
         ``ui.event`` 'close' (U10)."""
-        with self._lock:
-            try:
-                instance = self._surfaces.close(
-                    None, UiClosePayload.model_construct(instance_id=instance_id, reason="user")
-                )
-            except ProtocolError as error:
-                self._bus.history.add(
-                    "to_client", "refused", {"instance_id": instance_id}, error.to_payload()
-                )
-                return error
-            self._send(
-                "lineup.v1.ui.event",
-                {"instance_id": instance_id, "event": "close", "data": {}},
-                to=instance.owner,
-            )
-            return None
+        return self._user.user_close(instance_id)
 
     def answer(
         self, component_id: str, status: str = "answered", value: Any = None
@@ -306,36 +275,7 @@ class Host:
         The view calls this; a notebook or a test may too. The answer is checked against the
         question here (the kernel decides) and reaches the agent that asked, exactly once.
         """
-        with self._lock:
-            shown = self._components.get(component_id)
-            # A non-question is answered as if it were one, so the store says what it is.
-            kind = shown.spec.kind if shown is not None and shown.is_question else "confirm"
-            data: dict[str, Any] = {"component_id": component_id, "kind": kind, "status": status}
-            if value is not None:
-                data["value"] = value
-            try:
-                self._components.existing(component_id)
-                check_value({"payload": data})  # H2: JSON, numbers a double can hold
-                try:
-                    payload = ComponentAnswerPayload.model_validate(data)
-                except ValidationError as exc:
-                    raise from_validation_error(
-                        exc, ComponentAnswerPayload, data, at=("payload",)
-                    ) from None
-                component = self._components.answer(payload)
-            except ProtocolError as error:
-                error = error.with_refused(None, "lineup.v1.component.answer")
-                self._bus.history.add("to_agent", "refused", as_recorded(data), error.to_payload())
-                return error
-            send_answer(
-                self._send,
-                component_id,
-                component.spec.kind,
-                payload.status,
-                payload.value,
-                component.owner,
-            )
-            return None
+        return self._user.answer(component_id, status, value)
 
     # ---- inventory (C1, C2, C4) ------------------------------------------------------
 
@@ -520,26 +460,7 @@ class Host:
     def report_refused(self, instance_id: str, report: dict[str, Any]) -> ProtocolError:
         """What the browser refused from a surface (S4, U7, U9, a flood): record it and tell
         the instance's agent, so whoever writes the surface can see why nothing happened."""
-        code = report.get("code")
-        rule = report.get("rule")
-        error = ProtocolError(
-            code if type(code) is str and code in rules.ERROR_CODES else "invalid",
-            rule if type(rule) is str and rule in rules.RULES else "S4",
-            str(report.get("path", "$"))[:1024],
-            f"in the browser, surface {instance_id!r}: {str(report.get('message', ''))[:1000]}",
-            refused_type="lineup.surface.v1.event",
-        )
-        with self._lock:
-            return self._report_surface(instance_id, {"instance_id": instance_id}, error)
-
-    def _report_surface(
-        self, instance_id: str, shown: dict[str, Any], error: ProtocolError
-    ) -> ProtocolError:
-        """Record what a surface did wrong and tell the agent that owns it (or every agent)."""
-        instance = self._surfaces.get(instance_id)
-        self._bus.history.add("to_client", "refused", shown, error.to_payload())
-        self._send("lineup.v1.error", error.to_payload(), to=instance.owner if instance else None)
-        return error
+        return self._user.report_refused(instance_id, report)
 
     # ---- in the notebook -----------------------------------------------------------
 
