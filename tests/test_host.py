@@ -81,7 +81,7 @@ def test_surfaces_and_components_are_read_only_views(host: Host) -> None:
     agent.status("hi", component_id="s1")
     history = len(host.history)
     for view, mutators in (
-        (host.surfaces, ("open", "patch", "close", "watch", "_owned", "_instances")),
+        (host.surfaces, ("open", "patch", "close", "watch", "owned", "_instances")),
         (host.components, ("show", "append", "remove", "answer", "watch", "_shown")),
     ):
         for name in mutators:

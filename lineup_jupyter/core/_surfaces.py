@@ -213,7 +213,9 @@ class Surfaces(Mapping[str, SurfaceInstance]):
         """This registry as its users see it: read, never changed (``host.surfaces``)."""
         return SurfacesView(self)
 
-    def _owned(self, owner: str, instance_id: str, path: str) -> SurfaceInstance | None:
+    def owned(self, owner: str, instance_id: str, path: str) -> SurfaceInstance | None:
+        """The open instance ``instance_id``, or None; refused when another agent opened it
+        (H8). The host checks this before anything else of a ui.open changes."""
         current = self._instances.get(instance_id)
         if current is not None and current._owner != owner:
             raise ProtocolError(
@@ -226,7 +228,7 @@ class Surfaces(Mapping[str, SurfaceInstance]):
         return current
 
     def _existing(self, owner: str, instance_id: str) -> SurfaceInstance:
-        current = self._owned(owner, instance_id, "$.payload.instance_id")
+        current = self.owned(owner, instance_id, "$.payload.instance_id")
         if current is None:
             raise ProtocolError(
                 "unknown_instance",
@@ -241,7 +243,7 @@ class Surfaces(Mapping[str, SurfaceInstance]):
         """Open, or replace an instance with the same id (U1)."""
         if not isinstance(payload.app, InlineApp):
             raise UsageError("[lineup] Surfaces.open takes a bundle; Host resolves installed apps")
-        current = self._owned(owner, payload.instance_id, "$.payload.instance_id")
+        current = self.owned(owner, payload.instance_id, "$.payload.instance_id")
         self._generation += 1
         instance = SurfaceInstance(
             payload.instance_id,

@@ -162,7 +162,7 @@ class Intake:
 
     def _check_open(self, envelope: UiOpen) -> OpenedSurface | None:
         app = envelope.payload.app
-        self._surfaces._owned(
+        self._surfaces.owned(
             envelope.sender.id, envelope.payload.instance_id, "$.payload.instance_id"
         )
         if isinstance(app, AppRef):  # enabled and verified from the cache, or refused (C3, S7)
