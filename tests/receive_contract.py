@@ -138,7 +138,7 @@ def snapshot(host: Host) -> dict[str, Any]:
         },
         "inventory": host.inventory,
         "calls": host._broker.ledger.snapshot(),  # the remembered app.result of each call_id (C12)
-        "seen": list(host._seen),  # message ids a repeat would be refused for (H9)
+        "seen": list(host._intake.seen),  # message ids a repeat would be refused for (H9)
     }
 
 

@@ -73,6 +73,33 @@ def test_open_patch_close(host: Host, sent: Recorder) -> None:
     assert sent.sent == []  # none of these needs an answer
 
 
+def test_surfaces_and_components_are_read_only_views(host: Host) -> None:
+    """H3: a change goes through receive (the lock, the history, the bus); the public
+    registries have no mutator to skip them, and cannot be swapped."""
+    agent = host.connect_agent("view-check")
+    agent.open("w", html="<p>w</p>")
+    agent.status("hi", component_id="s1")
+    history = len(host.history)
+    for view, mutators in (
+        (host.surfaces, ("open", "patch", "close", "watch", "owned", "_instances")),
+        (host.components, ("show", "append", "remove", "answer", "watch", "_shown")),
+    ):
+        for name in mutators:
+            assert not hasattr(view, name), name
+        with pytest.raises((AttributeError, TypeError)):
+            view["x"] = None  # type: ignore[index]
+        with pytest.raises(AttributeError):
+            view.extra = 1  # type: ignore[union-attr]
+    with pytest.raises(AttributeError):
+        host.surfaces = {}  # type: ignore[misc]
+    # The control: the views read what the host holds, and follow it.
+    assert list(host.surfaces) == ["w"] and host.surfaces["w"].revision == 1
+    assert "s1" in host.components and host.components.get("s1") is not None
+    assert len(host.history) == history
+    agent.close("w")
+    assert "w" not in host.surfaces and len(host.history) == history + 1
+
+
 def test_open_with_existing_id_replaces(host: Host) -> None:
     """U1: same id replaces; the revision keeps rising so a view never sees it go back."""
     opened(host, temperature=1)
@@ -599,7 +626,7 @@ def test_the_host_acts_on_exactly_the_agent_to_client_types(host: Host) -> None:
     """M2: one action per agent->client type, none for the other direction."""
     from lineup_jupyter.protocol import rules
 
-    assert set(host._actions) == {rules.TYPE_PREFIX + t for t in rules.AGENT_TO_CLIENT}
+    assert set(host._intake.actions) == {rules.TYPE_PREFIX + t for t in rules.AGENT_TO_CLIENT}
 
 
 def test_history_reads_back_what_arrived_as_text_or_bytes(host: Host) -> None:

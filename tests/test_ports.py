@@ -19,7 +19,7 @@ from lineup_jupyter import Capability, ProtocolError, validate_envelope
 from lineup_jupyter.capabilities._audit import Audit
 from lineup_jupyter.capabilities._broker import Broker
 from lineup_jupyter.core._ports import HostPort
-from lineup_jupyter.core._surfaces import Surfaces
+from lineup_jupyter.core._surfaces import Surfaces, SurfacesView
 from lineup_jupyter.protocol import AppCall, Limits
 from lineup_jupyter.runtime._problems import Problems
 
@@ -47,7 +47,7 @@ class StandIn:
     lock: Any = field(default_factory=threading.RLock)
     conversation_id: str = CONVERSATION
     limits: Limits = field(default_factory=Limits)
-    surfaces: Surfaces = field(default_factory=lambda: Surfaces(Limits()))
+    surfaces: SurfacesView = field(default_factory=lambda: Surfaces(Limits()).view())
     problems: Problems = field(default_factory=Problems)
 
 
@@ -135,3 +135,36 @@ def test_the_detector_sees_a_reach_in() -> None:
 def test_the_threading_module_imports_nothing_of_the_package() -> None:
     tree = ast.parse((PACKAGE / "runtime" / "_threads.py").read_text(encoding="utf-8"))
     assert not [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level > 0]
+
+
+PARTS = tuple(f"lineup_jupyter.host.{part}" for part in ("_intake", "_inventory", "_user_acts"))
+
+
+def _imports_of_host_parts(path: Path) -> list[str]:
+    """The Host's parts (host/_intake.py, _inventory.py, _user_acts.py) a module imports, its
+    relative imports resolved."""
+    package = ["lineup_jupyter", *path.relative_to(PACKAGE).parent.parts]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names: list[str] = []
+        if isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            module = ".".join([*base, *([node.module] if node.module else [])])
+            names = [module, *(f"{module}.{alias.name}" for alias in node.names)]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        found += [name for name in names if name in PARTS]
+    return found
+
+
+def test_the_hosts_parts_are_used_by_the_host_alone() -> None:
+    """Issue 17: the intake, the inventory and the user's acts are the composition root's
+    parts: nothing outside host/ imports them (the Host's public methods are the way in)."""
+    outside = {
+        path.relative_to(PACKAGE).as_posix(): _imports_of_host_parts(path)
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.parent != PACKAGE / "host"
+    }
+    assert {module: names for module, names in outside.items() if names} == {}
+    # The control: the detector sees the Host's own imports of them.
+    assert _imports_of_host_parts(PACKAGE / "host" / "_host.py")

@@ -27,7 +27,7 @@ from ..protocol._patterns import compile_pattern
 from ..runtime._watchers import Watchers
 from ._markdown_stream import MarkdownStream
 
-__all__ = ["Component", "ComponentChange", "Components"]
+__all__ = ["Component", "ComponentChange", "Components", "ComponentsView"]
 
 
 class Component:
@@ -112,6 +112,10 @@ class Components:
 
     def watch(self, watcher: Callable[[ComponentChange], None]) -> Callable[[], None]:
         return self._watchers.add(watcher)
+
+    def view(self) -> ComponentsView:
+        """This registry as its users see it: read, never changed (``host.components``)."""
+        return ComponentsView(self)
 
     # ---- what the agent does ---------------------------------------------------------
 
@@ -301,3 +305,32 @@ def _input_problem(spec: InputComponent, value: Any) -> str | None:
     if spec.pattern is not None and not compile_pattern(spec.pattern).fullmatch(value):
         return f"the answer does not match the pattern {spec.pattern!r}"
     return None
+
+
+class ComponentsView:
+    """The shown components, read-only: what ``host.components`` is. A change goes through
+    the host, which takes its lock, records it in the history and tells the agents; a
+    mutator here would skip all three, so there is none."""
+
+    __slots__ = ("_registry",)
+
+    def __init__(self, registry: Components) -> None:
+        self._registry = registry
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._registry)
+
+    def __len__(self) -> int:
+        return len(self._registry)
+
+    def __contains__(self, component_id: object) -> bool:
+        return isinstance(component_id, str) and self._registry.get(component_id) is not None
+
+    def get(self, component_id: str) -> Component | None:
+        return self._registry.get(component_id)
+
+    def values(self) -> list[Component]:
+        return self._registry.values()
+
+    def __repr__(self) -> str:
+        return f"ComponentsView({list(self._registry)})"

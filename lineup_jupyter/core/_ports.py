@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from ..protocol._validate import Limits
     from ..runtime._problems import Problems
     from ._bus import History, Subscription
-    from ._surfaces import Surfaces
+    from ._surfaces import SurfacesView
 
 __all__ = ["AgentHost", "HostPort", "Send"]
 
@@ -41,7 +41,7 @@ class HostPort(Protocol):
     def limits(self) -> Limits: ...
 
     @property
-    def surfaces(self) -> Surfaces: ...
+    def surfaces(self) -> SurfacesView: ...
 
     @property
     def problems(self) -> Problems: ...

@@ -24,6 +24,7 @@ __all__ = [
     "SurfaceChange",
     "SurfaceInstance",
     "Surfaces",
+    "SurfacesView",
     "merge_patch",
     "merged_size",
     "shared_state",
@@ -208,7 +209,13 @@ class Surfaces(Mapping[str, SurfaceInstance]):
         """Call ``watcher(change)`` after every open, patch and close; returns an unwatch."""
         return self._watchers.add(watcher)
 
-    def _owned(self, owner: str, instance_id: str, path: str) -> SurfaceInstance | None:
+    def view(self) -> SurfacesView:
+        """This registry as its users see it: read, never changed (``host.surfaces``)."""
+        return SurfacesView(self)
+
+    def owned(self, owner: str, instance_id: str, path: str) -> SurfaceInstance | None:
+        """The open instance ``instance_id``, or None; refused when another agent opened it
+        (H8). The host checks this before anything else of a ui.open changes."""
         current = self._instances.get(instance_id)
         if current is not None and current._owner != owner:
             raise ProtocolError(
@@ -221,7 +228,7 @@ class Surfaces(Mapping[str, SurfaceInstance]):
         return current
 
     def _existing(self, owner: str, instance_id: str) -> SurfaceInstance:
-        current = self._owned(owner, instance_id, "$.payload.instance_id")
+        current = self.owned(owner, instance_id, "$.payload.instance_id")
         if current is None:
             raise ProtocolError(
                 "unknown_instance",
@@ -236,7 +243,7 @@ class Surfaces(Mapping[str, SurfaceInstance]):
         """Open, or replace an instance with the same id (U1)."""
         if not isinstance(payload.app, InlineApp):
             raise UsageError("[lineup] Surfaces.open takes a bundle; Host resolves installed apps")
-        current = self._owned(owner, payload.instance_id, "$.payload.instance_id")
+        current = self.owned(owner, payload.instance_id, "$.payload.instance_id")
         self._generation += 1
         instance = SurfaceInstance(
             payload.instance_id,
@@ -308,3 +315,30 @@ class Surfaces(Mapping[str, SurfaceInstance]):
         if self._watchers:
             self._watchers.notify(SurfaceChange("close", current, payload.reason))
         return current
+
+
+class SurfacesView(Mapping[str, SurfaceInstance]):
+    """The open instances, read-only: what ``host.surfaces`` is. A change goes through the
+    host (``receive``, an Agent), which takes its lock, records it in the history and tells
+    the agents; a mutator here would skip all three, so there is none."""
+
+    __slots__ = ("_registry",)
+
+    def __init__(self, registry: Surfaces) -> None:
+        self._registry = registry
+
+    def __getitem__(self, instance_id: str) -> SurfaceInstance:
+        return self._registry[instance_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._registry)
+
+    def __len__(self) -> int:
+        return len(self._registry)
+
+    def remembered(self) -> list[tuple[str, int, int]]:
+        """``(instance_id, last revision, states kept)``: see ``Surfaces.remembered``."""
+        return self._registry.remembered()
+
+    def __repr__(self) -> str:
+        return f"SurfacesView({list(self._registry)})"

@@ -1,69 +1,52 @@
-"""The client side of LineUp in the kernel: validates agent envelopes, owns surfaces, answers.
+"""The client side of LineUp in the kernel: the composition root, owns surfaces, answers.
 
 ``Host.receive`` and ``Host.subscribe`` are the public contract. Bad agent input never raises
 into the caller: the host answers with exactly one refusal (a ``lineup.v1.error``, or an
 ``app.result`` for an ``app.call`` whose ``call_id`` it could read) and changes nothing.
-The host runs without a browser; its widget (``host.widget``, shown by displaying the host)
-only watches it and relays what the browser says.
+The Host builds the registries, the bus, the broker and the app center, and hands each part
+what it needs: the intake (_intake.py) checks and acts on agent envelopes, the inventory
+(_inventory.py) makes and resends client.inventory, the user's acts (_user_acts.py) check
+and relay a surface's events, a close and an answer. The host runs without a browser; its
+widget (``host.widget``, shown by displaying the host) only watches it and relays what the
+browser says.
 """
 
 from __future__ import annotations
 
-import json
-import logging
 import os
-import reprlib
 import threading
-from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import ValidationError
-
 from ..agents._remote import ENDED
-from ..appcenter._apps import AppCenter, Change, OpenedSurface
-from ..appcenter._manifest import SurfaceManifest
+from ..appcenter._apps import AppCenter, Change
 from ..appcenter._trust import BundleTrust
 from ..capabilities._audit import Audit
 from ..capabilities._broker import Broker, Decision, PendingCall
 from ..capabilities._builtins import builtin_capabilities
 from ..capabilities._capabilities import ANY_OBJECT, Capabilities, Capability, Policy, Risk
 from ..core._bus import Bus, History, Subscription
-from ..core._components import ComponentChange, Components
+from ..core._components import ComponentChange, Components, ComponentsView
 from ..core._identity import KERNEL, Identities
-from ..core._schemas import first_problem
-from ..core._surfaces import StateRevision, SurfaceChange, Surfaces
+from ..core._surfaces import StateRevision, SurfaceChange, Surfaces, SurfacesView
 from ..protocol import (
-    AppCall,
-    AppRef,
-    ComponentAppend,
-    ComponentRemove,
-    ComponentShow,
-    EnvelopeHeader,
-    UiClose,
     UiClosePayload,
-    UiOpen,
-    UiPatch,
-    bundle_integrity,
     rules,
-    validate_surface_message,
 )
 from ..protocol._envelopes import new_envelope, now_iso
 from ..protocol._errors import ProtocolError, UsageError
-from ..protocol._json import check_value, dumps, member_path
-from ..protocol._models import ComponentAnswerPayload
 from ..protocol._validate import (
     DEFAULT_LIMITS,
     Limits,
-    from_validation_error,
-    parse_envelope,
     readable_id,
-    readable_type,
 )
 from ..runtime._problems import Problems
 from ..runtime._store import data_dir as _data_dir
 from ..runtime._watchers import Watchers
+from ._intake import Intake
+from ._inventory import Inventory
+from ._user_acts import UserActs
 
 if TYPE_CHECKING:
     import ssl
@@ -77,11 +60,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Host", "session_port"]
 
-logger = logging.getLogger("lineup_jupyter")
 HandlerT = TypeVar("HandlerT", bound=Callable[..., Any])  # what @host.capability returns
 
-_RECENT_IDS = 4096  # H9: how many (sender, id) pairs are remembered to refuse repeats
-_RAW_SHOWN = 1000  # characters of an unparseable message kept in the history
 _CLOSED_AGENTS_SHOWN = 10  # ended connections still listed in the view, the latest
 
 
@@ -121,11 +101,13 @@ class Host:
         )
         if state_history < 0:
             raise UsageError(f"[lineup] state_history must be 0 or more, not {state_history}")
-        self.surfaces = Surfaces(self.limits, state_history=state_history)
-        self.components = Components()
+        # The registries change only through the host (its lock, history and bus); users
+        # get read-only views of them (host.surfaces, host.components).
+        self._surfaces = Surfaces(self.limits, state_history=state_history)
+        self._components = Components()
+        self._surfaces_view = self._surfaces.view()
+        self._components_view = self._components.view()
         self._lock = threading.RLock()
-        self._seen: set[tuple[str, str]] = set()
-        self._seen_order: deque[tuple[str, str]] = deque()
         self._identities = Identities()  # agent id -> the endpoint speaking for it (H41)
         self._widget: Any = None
         self._inspector: Any = None
@@ -141,17 +123,6 @@ class Host:
             "events_per_second": events_per_second,
             "event_burst": 2 * events_per_second,
         }
-        # What each agent->client type does once accepted (M2: the others are refused).
-        self._actions: dict[str, Callable[[Any], None]] = {
-            "lineup.v1.ui.open": self._open,
-            "lineup.v1.ui.patch": self._patch,
-            "lineup.v1.ui.close": self._close,
-            "lineup.v1.app.call": self._check_call,
-            "lineup.v1.component.show": self._show_component,
-            "lineup.v1.component.remove": self._remove_component,
-            "lineup.v1.component.append": self._append_component,
-        }
-        self._inventory: dict[str, Any] | None = None
         # The capability broker (docs/capabilities.md). artifact.save writes under
         # artifacts_dir, read at each save; the audit lives in the data dir (_store.py).
         self.artifacts_dir = Path(artifacts_dir or Path.cwd() / "artifacts")
@@ -161,8 +132,6 @@ class Host:
             send=self._send,
             on_visibility_changed=self._capabilities_changed,
         )
-        for builtin in builtin_capabilities(lambda: self.artifacts_dir):
-            self._broker.capabilities.declare(builtin, schema_checked=True)
         # The app center (docs/apps.md): installed apps, their cache, the inventory revision.
         self.apps = AppCenter(
             _data_dir(data_dir),
@@ -172,9 +141,40 @@ class Host:
             # trust.json, else dev mode; read once, as a policy must not shift mid-conversation.
             trust=trust if trust is not None else BundleTrust.load(_data_dir(data_dir)),
         )
-        # instance_id -> (generation, app id, manifest surface) of each open installed surface:
-        # the events it may send (C6). A later inline ui.open of that id has a new generation.
-        self._declared: dict[str, tuple[int, str, SurfaceManifest]] = {}
+        self._inventory = Inventory(self.apps, self._broker, self._send)
+        for builtin in builtin_capabilities(lambda: self.artifacts_dir):
+            self._broker.capabilities.declare(builtin, schema_checked=True)
+        self._intake = Intake(
+            conversation_id=conversation_id,
+            limits=self.limits,
+            lock=self._lock,
+            bus=self._bus,
+            identities=self._identities,
+            surfaces=self._surfaces,
+            components=self._components,
+            apps=self.apps,
+            broker=self._broker,
+            send=self._send,
+        )
+        self._user = UserActs(
+            lock=self._lock,
+            bus=self._bus,
+            surfaces=self._surfaces,
+            components=self._components,
+            intake=self._intake,
+            send=self._send,
+        )
+
+    @property
+    def surfaces(self) -> SurfacesView:
+        """The open surface instances by id, read-only (U1): a change goes through
+        ``receive`` or an Agent, which take the lock, record it and tell the agents."""
+        return self._surfaces_view
+
+    @property
+    def components(self) -> ComponentsView:
+        """The shown components, oldest first, read-only (``get``, ``values``, ``in``)."""
+        return self._components_view
 
     @property
     def lock(self) -> threading.RLock:
@@ -197,33 +197,7 @@ class Host:
 
     def _receive(self, raw: Any, endpoint: object) -> ProtocolError | None:
         """``receive`` from one endpoint: the kernel, or a connection (_remote.py)."""
-        try:
-            return self._receive_checked(raw, endpoint)
-        except Exception as exc:  # even the refusal failed (a bug of ours): never raise
-            logger.exception("[lineup] the host failed while refusing a message")
-            return ProtocolError("internal", "H3", "$", f"the host failed: {type(exc).__name__}")
-
-    def _receive_checked(self, raw: Any, endpoint: object) -> ProtocolError | None:
-        with self._lock:
-            try:
-                envelope, text = parse_envelope(raw, limits=self.limits)
-                self._identities.check(envelope.sender.id, endpoint)  # H41
-                act = self._accept(envelope)
-                act(envelope)  # checks before it changes anything, so it may still refuse
-            except ProtocolError as error:
-                return self._refuse(raw, error, endpoint)
-            except Exception as exc:  # a bug of ours: report it, never raise into the agent
-                logger.exception("[lineup] the host failed while handling a message")
-                return self._refuse(
-                    raw, ProtocolError("internal", "H3", "$", f"the host failed: {exc!r}"), endpoint
-                )
-            if endpoint is KERNEL:  # an id the kernel spoke for stays the kernel's (H41)
-                self._identities.claim(envelope.sender.id, KERNEL)
-            self._remember(envelope.sender.id, envelope.id)
-            self._bus.record_incoming(text, None)
-            if type(envelope) is AppCall:
-                self._answer_call(envelope)  # after the call itself, in the history too
-            return None
+        return self._intake.receive(raw, endpoint)
 
     def subscribe(self, callback: Callable[[dict[str, Any]], None]) -> Subscription:
         """Call ``callback(envelope_dict)`` for every client->agent envelope this host sends,
@@ -235,166 +209,6 @@ class Host:
             subscription = self._bus.subscribe(callback)
             self._send("lineup.v1.client.inventory", self.inventory, to=None, only=subscription)
         return subscription
-
-    # ---- what an agent asked for ---------------------------------------------------------
-
-    def _accept(self, envelope: Any) -> Callable[[Any], None]:
-        """Every check that needs the host's state; returns what accepting the message does."""
-        act = self._actions.get(envelope.type)
-        if act is None:
-            raise ProtocolError(
-                "wrong_direction",
-                "M2",
-                "$.type",
-                f"{envelope.type} goes from client to agent; a client does not accept it. "
-                + rules.RULES["M2"],
-            )
-        if envelope.conversation_id != self.conversation_id:
-            raise ProtocolError(
-                "wrong_conversation",
-                "M1",
-                "$.conversation_id",
-                f"this host serves conversation {self.conversation_id!r}, not "
-                f"{envelope.conversation_id!r}. " + rules.RULES["M1"],
-            )
-        if (envelope.sender.id, envelope.id) in self._seen:
-            raise ProtocolError(
-                "duplicate_id",
-                "H9",
-                "$.id",
-                f"agent {envelope.sender.id!r} already sent a message with id {envelope.id!r}. "
-                + rules.RULES["H9"],
-            )
-        return act
-
-    def _check_open(self, envelope: UiOpen) -> OpenedSurface | None:
-        app = envelope.payload.app
-        self.surfaces._owned(
-            envelope.sender.id, envelope.payload.instance_id, "$.payload.instance_id"
-        )
-        if isinstance(app, AppRef):  # enabled and verified from the cache, or refused (C3, S7)
-            return self.apps.open_surface(app)
-        if app.integrity is None and app.signature is None and self.trust.mode == "dev":
-            return None  # nothing to verify: no need to hash the bundle
-        actual = bundle_integrity(app.html, app.css, app.js)
-        if app.integrity is not None and actual != app.integrity:
-            raise ProtocolError(
-                "integrity_mismatch",
-                "S7",
-                "$.payload.app.integrity",
-                f"the bundle hashes to {actual}, not {app.integrity}; it was changed or the "
-                "digest was computed differently (see `lineup hash`). " + rules.RULES["S7"],
-            )
-        self.trust.check(actual, app.signature)
-        return None
-
-    def _check_call(self, envelope: AppCall) -> None:
-        self._broker.check(envelope.payload)  # a call_id names one request (C12)
-
-    def _open(self, envelope: UiOpen) -> None:
-        instance_id = envelope.payload.instance_id
-        if instance_id not in self.surfaces:  # a replacement (U1) takes no new room
-            _check_count(
-                len(self.surfaces),
-                self.limits.max_open_surfaces,
-                "$.payload.instance_id",
-                "surfaces open",
-                "close one (ui.close), or replace one by opening its instance_id again",
-            )
-        installed = self._check_open(envelope)
-        payload = envelope.payload
-        if installed is not None:  # the view draws the installed bundle like an inline one
-            payload = payload.model_copy(update={"app": installed.app})
-        instance = self.surfaces.open(envelope.sender.id, payload)
-        if installed is not None:
-            self._declared[instance.instance_id] = (
-                instance.generation,
-                installed.app.id,
-                installed.surface,
-            )
-        else:
-            self._declared.pop(instance.instance_id, None)
-
-    def _patch(self, envelope: UiPatch) -> None:
-        self.surfaces.patch(envelope.sender.id, envelope.payload)
-
-    def _close(self, envelope: UiClose) -> None:
-        self.surfaces.close(envelope.sender.id, envelope.payload)
-
-    def _show_component(self, envelope: ComponentShow) -> None:
-        if self.components.get(envelope.payload.component_id) is None:  # an update takes none
-            _check_count(
-                len(self.components),
-                self.limits.max_components,
-                "$.payload.component_id",
-                "components shown",
-                "remove one (component.remove), or update one by showing its component_id again",
-            )
-        self.components.show(envelope.sender.id, envelope.payload)
-
-    def _append_component(self, envelope: ComponentAppend) -> None:
-        self.components.append(envelope.sender.id, envelope.payload)
-
-    def _remove_component(self, envelope: ComponentRemove) -> None:
-        removed = self.components.remove(envelope.sender.id, envelope.payload.component_id)
-        if removed.pending:  # H14: the question still gets its one answer, a cancel
-            self._send_answer(
-                removed.component_id, removed.spec.kind, "cancelled", None, removed.owner
-            )
-
-    def _answer_call(self, envelope: AppCall) -> None:
-        try:
-            self._broker.receive(envelope)
-        except Exception:  # a bug of ours; the call must still get its one answer (C10)
-            logger.exception("[lineup] the broker failed on call %r", envelope.payload.call_id)
-            self._broker.refuse(
-                envelope.payload.call_id,
-                {
-                    "code": "internal",
-                    "rule": "H3",
-                    "path": "$",
-                    "message": "the host failed while handling the call; see the kernel's log.",
-                },
-                to=envelope.sender.id,
-            )
-
-    def _remember(self, sender_id: str, message_id: str) -> None:
-        key = (sender_id, message_id)
-        self._seen.add(key)
-        self._seen_order.append(key)
-        if len(self._seen_order) > _RECENT_IDS:
-            self._seen.discard(self._seen_order.popleft())
-
-    # ---- refusals --------------------------------------------------------------------
-
-    def _refuse(self, raw: Any, error: ProtocolError, endpoint: object) -> ProtocolError:
-        """Record the refused message and send exactly one answer to its sender (H3): to the
-        endpoint it came from, addressed to the agent it named when that is the endpoint's
-        (an id spoken for elsewhere never hears of it, H41)."""
-        shown = _shown(raw, self.limits.max_message_bytes)
-        source = raw if type(raw) is dict else shown  # ids are read even beside a NaN
-        error = error.with_refused(readable_id(source.get("id")), readable_type(source.get("type")))
-        self._bus.record_incoming(shown, error.to_payload())
-        sender = source.get("sender")
-        to = (
-            readable_id(sender.get("id"))
-            if type(sender) is dict and readable_type(sender.get("kind")) == "agent"
-            else None
-        )
-        if to is not None and self._identities.owner(to) not in (None, endpoint):
-            to = None
-        payload = source.get("payload")
-        call_id = readable_id(payload.get("call_id")) if type(payload) is dict else None
-        if (
-            readable_type(source.get("type")) == "lineup.v1.app.call"
-            and call_id is not None
-            and error.code not in ("duplicate_id", "wrong_conversation")
-            # an app.result instead, unless the call_id has its one answer already (C12)
-            and self._broker.refuse(call_id, _result_error(error), to=to, endpoint=endpoint)
-        ):
-            return error
-        self._send("lineup.v1.error", error.to_payload(), to=to, endpoint=endpoint)
-        return error
 
     # ---- what the client sends -------------------------------------------------------
 
@@ -424,57 +238,7 @@ class Host:
         Valid ones reach the instance's agent as ``ui.event`` (U8). Refused ones are recorded
         and reported to that agent as ``lineup.v1.error``; nothing else changes.
         """
-        with self._lock:
-            instance = self.surfaces.get(instance_id)
-            try:
-                if instance is None:
-                    raise ProtocolError(
-                        "unknown_instance",
-                        "S4",
-                        "$",
-                        f"a message arrived for surface {instance_id!r}, which is not open.",
-                    )
-                event, data = validate_surface_message(message)
-                self._check_declared(instance.instance_id, instance.generation, event, data)
-            except ProtocolError as error:
-                error = error.with_refused(None, "lineup.surface.v1.event")
-                return self._report_surface(instance_id, _shown(message), error)
-            self._send(
-                "lineup.v1.ui.event",
-                {"instance_id": instance_id, "event": event, "data": data},
-                to=instance.owner,
-            )
-            return None
-
-    def _check_declared(
-        self, instance_id: str, generation: int, event: str, data: dict[str, Any]
-    ) -> None:
-        """An installed app's surface sends only its declared events, with data matching the
-        event's schema when the manifest gives one (C6)."""
-        declared = self._declared.get(instance_id)
-        if declared is None or declared[0] != generation:
-            return  # an inline bundle: its events are the agent's business (U9 still holds)
-        _, app_id, surface = declared
-        if event not in surface.events:
-            raise ProtocolError(
-                "invalid",
-                "C6",
-                "$.event",
-                f"surface {surface.id!r} of {app_id} sent the event {event!r}, which its "
-                f"manifest does not declare (it declares {surface.events}). " + rules.RULES["C6"],
-            )
-        schema = surface.event_schemas.get(event)
-        if schema is not None:
-            problem = first_problem(schema, data)
-            if problem is not None:
-                path = member_path(("data", *problem.path))
-                raise ProtocolError(
-                    "invalid",
-                    "C6",
-                    path,
-                    f"{path}: {problem.message} (the schema {app_id} declares for "
-                    f"{event!r}). " + rules.RULES["C6"],
-                )
+        return self._user.surface_message(instance_id, message)
 
     def user_event(
         self, instance_id: str, event: str, data: dict[str, Any] | None = None
@@ -493,22 +257,7 @@ class Host:
     def user_close(self, instance_id: str) -> ProtocolError | None:
         """The user closed a surface with the host's close button: it closes, the agent hears
         ``ui.event`` 'close' (U10)."""
-        with self._lock:
-            try:
-                instance = self.surfaces.close(
-                    None, UiClosePayload.model_construct(instance_id=instance_id, reason="user")
-                )
-            except ProtocolError as error:
-                self._bus.history.add(
-                    "to_client", "refused", {"instance_id": instance_id}, error.to_payload()
-                )
-                return error
-            self._send(
-                "lineup.v1.ui.event",
-                {"instance_id": instance_id, "event": "close", "data": {}},
-                to=instance.owner,
-            )
-            return None
+        return self._user.user_close(instance_id)
 
     def answer(
         self, component_id: str, status: str = "answered", value: Any = None
@@ -518,37 +267,7 @@ class Host:
         The view calls this; a notebook or a test may too. The answer is checked against the
         question here (the kernel decides) and reaches the agent that asked, exactly once.
         """
-        with self._lock:
-            shown = self.components.get(component_id)
-            # A non-question is answered as if it were one, so the store says what it is.
-            kind = shown.spec.kind if shown is not None and shown.is_question else "confirm"
-            data: dict[str, Any] = {"component_id": component_id, "kind": kind, "status": status}
-            if value is not None:
-                data["value"] = value
-            try:
-                self.components.existing(component_id)
-                check_value({"payload": data})  # H2: JSON, numbers a double can hold
-                try:
-                    payload = ComponentAnswerPayload.model_validate(data)
-                except ValidationError as exc:
-                    raise from_validation_error(
-                        exc, ComponentAnswerPayload, data, at=("payload",)
-                    ) from None
-                component = self.components.answer(payload)
-            except ProtocolError as error:
-                error = error.with_refused(None, "lineup.v1.component.answer")
-                self._bus.history.add("to_agent", "refused", _shown(data), error.to_payload())
-                return error
-            self._send_answer(
-                component_id, component.spec.kind, payload.status, payload.value, component.owner
-            )
-            return None
-
-    def _send_answer(self, component_id: str, kind: str, status: str, value: Any, to: str) -> None:
-        payload: dict[str, Any] = {"component_id": component_id, "kind": kind, "status": status}
-        if value is not None:
-            payload["value"] = value
-        self._send("lineup.v1.component.answer", payload, to=to)
+        return self._user.answer(component_id, status, value)
 
     # ---- inventory (C1, C2, C4) ------------------------------------------------------
 
@@ -556,23 +275,7 @@ class Host:
     def inventory(self) -> dict[str, Any]:
         """The latest client.inventory payload (made on first use; remade under a new revision
         when another kernel changed the app center meanwhile)."""
-        if (
-            self._inventory is None
-            or self._inventory["applications"] != self.apps.inventory_entries()
-        ):
-            self._inventory = self._make_inventory()
-        return json.loads(dumps(self._inventory))  # type: ignore[no-any-return]
-
-    def _make_inventory(self) -> dict[str, Any]:
-        return {
-            "revision": str(self.apps.next_revision()),  # C2: persisted, never reused (H36)
-            "standard_components": [
-                {"id": kind, "version": version}
-                for kind, version in rules.COMPONENT_VERSIONS.items()
-            ],
-            "applications": self.apps.inventory_entries(),  # C5: enabled and verified
-            "capabilities": self._broker.inventory_entries(),  # C7: after policy
-        }
+        return self._inventory.current()
 
     def attach_agent(
         self, agent_id: str, dispatch: Callable[[dict[str, Any]], None]
@@ -681,27 +384,24 @@ class Host:
     def _capabilities_changed(self) -> None:
         """A capability appeared, went or was hidden: agents that saw the inventory get the
         new one, under a new revision (C4)."""
-        if (
-            self._inventory is not None
-            and self._inventory["capabilities"] != self._broker.inventory_entries()
-        ):
-            self._inventory = self._make_inventory()
-            self._send("lineup.v1.client.inventory", self.inventory, to=None)
+        self._inventory.capabilities_changed()
 
     def _apps_changed(self, app_id: str, change: Change) -> None:
         """The app center changed (C1): a disabled or removed app's open surfaces close and
         their agents hear ui.event 'close' (H35); agents that saw the inventory get a new one."""
         with self._lock:
             if change in ("disabled", "removed"):
-                for instance_id, (generation, declared_app, _) in list(self._declared.items()):
-                    instance = self.surfaces.get(instance_id)
+                for instance_id, (generation, declared_app, _) in list(
+                    self._intake.declared.items()
+                ):
+                    instance = self._surfaces.get(instance_id)
                     if instance is None or instance.generation != generation:
-                        del self._declared[instance_id]  # closed or replaced since
+                        del self._intake.declared[instance_id]  # closed or replaced since
                         continue
                     if declared_app != app_id:
                         continue
-                    del self._declared[instance_id]
-                    self.surfaces.close(
+                    del self._intake.declared[instance_id]
+                    self._surfaces.close(
                         None,
                         UiClosePayload.model_construct(instance_id=instance_id, reason=change),
                     )
@@ -714,9 +414,7 @@ class Host:
                         },
                         to=instance.owner,
                     )
-            if self._inventory is not None:
-                self._inventory = self._make_inventory()
-                self._send("lineup.v1.client.inventory", self.inventory, to=None)
+            self._inventory.apps_changed()
 
     @property
     def trust(self) -> BundleTrust:
@@ -733,7 +431,7 @@ class Host:
     def state_history(self, instance_id: str) -> list[StateRevision]:
         """The last ``state_history`` states of a surface instance (open or closed), oldest
         first, each with its revision: what the inspector shows by revision."""
-        return self.surfaces.state_history(instance_id)
+        return self._surfaces.state_history(instance_id)
 
     @property
     def inspector(self) -> Any:
@@ -746,34 +444,15 @@ class Host:
         return self._inspector
 
     def watch_surfaces(self, watcher: Callable[[SurfaceChange], None]) -> Callable[[], None]:
-        return self.surfaces.watch(watcher)
+        return self._surfaces.watch(watcher)
 
     def watch_components(self, watcher: Callable[[ComponentChange], None]) -> Callable[[], None]:
-        return self.components.watch(watcher)
+        return self._components.watch(watcher)
 
     def report_refused(self, instance_id: str, report: dict[str, Any]) -> ProtocolError:
         """What the browser refused from a surface (S4, U7, U9, a flood): record it and tell
         the instance's agent, so whoever writes the surface can see why nothing happened."""
-        code = report.get("code")
-        rule = report.get("rule")
-        error = ProtocolError(
-            code if type(code) is str and code in rules.ERROR_CODES else "invalid",
-            rule if type(rule) is str and rule in rules.RULES else "S4",
-            str(report.get("path", "$"))[:1024],
-            f"in the browser, surface {instance_id!r}: {str(report.get('message', ''))[:1000]}",
-            refused_type="lineup.surface.v1.event",
-        )
-        with self._lock:
-            return self._report_surface(instance_id, {"instance_id": instance_id}, error)
-
-    def _report_surface(
-        self, instance_id: str, shown: dict[str, Any], error: ProtocolError
-    ) -> ProtocolError:
-        """Record what a surface did wrong and tell the agent that owns it (or every agent)."""
-        instance = self.surfaces.get(instance_id)
-        self._bus.history.add("to_client", "refused", shown, error.to_payload())
-        self._send("lineup.v1.error", error.to_payload(), to=instance.owner if instance else None)
-        return error
+        return self._user.report_refused(instance_id, report)
 
     # ---- in the notebook -----------------------------------------------------------
 
@@ -798,7 +477,7 @@ class Host:
         return Agent(self, agent_id)
 
     def __repr__(self) -> str:
-        return f"Host(conversation_id={self.conversation_id!r}, surfaces={list(self.surfaces)})"
+        return f"Host(conversation_id={self.conversation_id!r}, surfaces={list(self._surfaces)})"
 
     # ---- agents outside the kernel (docs/agents.md) -----------------------------------
 
@@ -932,64 +611,3 @@ def session_port(host: Host) -> SessionHost:
     """What a session for an agent outside the kernel is given of ``host`` (the in-memory
     transport's sessions are made by lineup_jupyter.testing)."""
     return host._sessions
-
-
-def _check_count(count: int, limit: int, path: str, what: str, instead: str) -> None:
-    if count >= limit:
-        raise ProtocolError(
-            "too_many",
-            "H44",
-            path,
-            f"{count} {what} is this host's limit (Limits); {instead} first.",
-        )
-
-
-def _result_error(error: ProtocolError) -> dict[str, Any]:
-    return {
-        "code": error.code,
-        "rule": error.rule,
-        "path": error.path[:1024],
-        "message": error.message[:4096],
-    }
-
-
-def _shown(raw: Any, max_bytes: int = DEFAULT_LIMITS.max_message_bytes) -> dict[str, Any]:
-    """What the history keeps of a message that may not even be JSON (nor a plain type); of
-    one over ``max_bytes`` (refused too_large), an excerpt, never the whole (H44)."""
-    if type(raw) is dict:
-        try:  # keep a JSON copy; a dict holding non-JSON values is shown by its repr
-            check_value(raw)  # first: copying calls no method of a type that is not JSON's
-            text = dumps(raw)
-        except (ProtocolError, RecursionError):
-            return {"raw": _repr(raw)}
-        if len(text) > max_bytes:  # characters: at most its UTF-8 bytes
-            return _excerpt(text, len(text.encode("utf-8")))
-        return json.loads(text)  # type: ignore[no-any-return]
-    if isinstance(raw, EnvelopeHeader):
-        return raw.model_dump(mode="json", exclude_none=True)
-    if isinstance(raw, (bytes, bytearray, memoryview)):
-        if len(raw) > max_bytes:
-            return _excerpt(bytes(raw[: 4 * _RAW_SHOWN]).decode("utf-8", "replace"), len(raw))
-        raw = bytes(raw).decode("utf-8", "replace")
-    if isinstance(raw, str):
-        if len(raw) > max_bytes:
-            return _excerpt(raw, len(raw.encode("utf-8", "surrogatepass")))
-        try:
-            value = json.loads(raw)
-        except (ValueError, RecursionError):
-            value = None
-        if isinstance(value, dict):
-            return value
-        return {"raw": raw[:_RAW_SHOWN]}
-    return {"raw": _repr(raw)}
-
-
-def _excerpt(text: str, size: int) -> dict[str, Any]:
-    return {"raw": text[:_RAW_SHOWN], "excerpt_of_bytes": size}
-
-
-def _repr(value: Any) -> str:
-    try:
-        return reprlib.repr(value)  # bounded in depth and length
-    except Exception:  # even repr can fail (a 5000-digit int, a broken __repr__)
-        return f"<unprintable {type(value).__name__}>"

@@ -19,7 +19,7 @@ from ..core._bus import Record
 
 if TYPE_CHECKING:
     from ..capabilities._broker import PendingCall
-    from ..core._surfaces import Surfaces
+    from ..core._surfaces import SurfacesView
 
 __all__ = ["PREVIEW_CHARS", "Summary", "preview", "summarize", "surfaces"]
 
@@ -166,7 +166,7 @@ def summarize(records: Iterable[Record], limit: int = 1000) -> Summary:
     return summary
 
 
-def surfaces(registry: Surfaces) -> list[dict[str, Any]]:
+def surfaces(registry: SurfacesView) -> list[dict[str, Any]]:
     """Each instance the host remembers states of, open ones first, with its last revision."""
     rows = []
     for instance_id, revision, kept in registry.remembered():

@@ -1,0 +1,158 @@
+"""What the user does, through the host's view or a notebook: a surface's event, closing a
+surface, answering a question; and what a surface did wrong, reported to its agent.
+
+Each is checked here, in the kernel (the browser is not the authority), recorded in the
+history, and reaches the agent that owns the surface or asked the question, exactly once.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..core._bus import Bus
+from ..core._components import Components
+from ..core._ports import Send
+from ..core._surfaces import Surfaces
+from ..protocol import UiClosePayload, rules, validate_surface_message
+from ..protocol._errors import ProtocolError
+from ..protocol._json import check_value
+from ..protocol._models import ComponentAnswerPayload
+from ..protocol._validate import from_validation_error
+from ._intake import Intake, as_recorded, send_answer
+
+__all__ = ["UserActs"]
+
+
+class UserActs:
+    """The user's side of the conversation, under the host's lock."""
+
+    def __init__(
+        self,
+        *,
+        lock: threading.RLock,
+        bus: Bus,
+        surfaces: Surfaces,
+        components: Components,
+        intake: Intake,
+        send: Send,
+    ) -> None:
+        self._lock = lock
+        self._bus = bus
+        self._surfaces = surfaces
+        self._components = components
+        self._intake = intake
+        self._send = send
+
+    def surface_message(self, instance_id: str, message: Any) -> ProtocolError | None:
+        """A message a surface frame sent upward (S4, U7-U9); the frame decides the instance.
+
+        Valid ones reach the instance's agent as ``ui.event`` (U8). Refused ones are recorded
+        and reported to that agent as ``lineup.v1.error``; nothing else changes.
+        """
+        with self._lock:
+            instance = self._surfaces.get(instance_id)
+            try:
+                if instance is None:
+                    raise ProtocolError(
+                        "unknown_instance",
+                        "S4",
+                        "$",
+                        f"a message arrived for surface {instance_id!r}, which is not open.",
+                    )
+                event, data = validate_surface_message(message)
+                self._intake.check_declared(instance.instance_id, instance.generation, event, data)
+            except ProtocolError as error:
+                error = error.with_refused(None, "lineup.surface.v1.event")
+                return self._report_surface(instance_id, as_recorded(message), error)
+            self._send(
+                "lineup.v1.ui.event",
+                {"instance_id": instance_id, "event": event, "data": data},
+                to=instance.owner,
+            )
+            return None
+
+    def user_close(self, instance_id: str) -> ProtocolError | None:
+        """The user closed a surface with the host's close button: it closes, the agent hears
+        ``ui.event`` 'close' (U10)."""
+        with self._lock:
+            try:
+                instance = self._surfaces.close(
+                    None, UiClosePayload.model_construct(instance_id=instance_id, reason="user")
+                )
+            except ProtocolError as error:
+                self._bus.history.add(
+                    "to_client", "refused", {"instance_id": instance_id}, error.to_payload()
+                )
+                return error
+            self._send(
+                "lineup.v1.ui.event",
+                {"instance_id": instance_id, "event": "close", "data": {}},
+                to=instance.owner,
+            )
+            return None
+
+    def answer(
+        self, component_id: str, status: str = "answered", value: Any = None
+    ) -> ProtocolError | None:
+        """The user's answer to a question (choice, confirm, input), or their cancel (H14).
+
+        The view calls this; a notebook or a test may too. The answer is checked against the
+        question here (the kernel decides) and reaches the agent that asked, exactly once.
+        """
+        with self._lock:
+            shown = self._components.get(component_id)
+            # A non-question is answered as if it were one, so the store says what it is.
+            kind = shown.spec.kind if shown is not None and shown.is_question else "confirm"
+            data: dict[str, Any] = {"component_id": component_id, "kind": kind, "status": status}
+            if value is not None:
+                data["value"] = value
+            try:
+                self._components.existing(component_id)
+                check_value({"payload": data})  # H2: JSON, numbers a double can hold
+                try:
+                    payload = ComponentAnswerPayload.model_validate(data)
+                except ValidationError as exc:
+                    raise from_validation_error(
+                        exc, ComponentAnswerPayload, data, at=("payload",)
+                    ) from None
+                component = self._components.answer(payload)
+            except ProtocolError as error:
+                error = error.with_refused(None, "lineup.v1.component.answer")
+                self._bus.history.add("to_agent", "refused", as_recorded(data), error.to_payload())
+                return error
+            send_answer(
+                self._send,
+                component_id,
+                component.spec.kind,
+                payload.status,
+                payload.value,
+                component.owner,
+            )
+            return None
+
+    def report_refused(self, instance_id: str, report: dict[str, Any]) -> ProtocolError:
+        """What the browser refused from a surface (S4, U7, U9, a flood): record it and tell
+        the instance's agent, so whoever writes the surface can see why nothing happened."""
+        code = report.get("code")
+        rule = report.get("rule")
+        error = ProtocolError(
+            code if type(code) is str and code in rules.ERROR_CODES else "invalid",
+            rule if type(rule) is str and rule in rules.RULES else "S4",
+            str(report.get("path", "$"))[:1024],
+            f"in the browser, surface {instance_id!r}: {str(report.get('message', ''))[:1000]}",
+            refused_type="lineup.surface.v1.event",
+        )
+        with self._lock:
+            return self._report_surface(instance_id, {"instance_id": instance_id}, error)
+
+    def _report_surface(
+        self, instance_id: str, shown: dict[str, Any], error: ProtocolError
+    ) -> ProtocolError:
+        """Record what a surface did wrong and tell the agent that owns it (or every agent)."""
+        instance = self._surfaces.get(instance_id)
+        self._bus.history.add("to_client", "refused", shown, error.to_payload())
+        self._send("lineup.v1.error", error.to_payload(), to=instance.owner if instance else None)
+        return error
