@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from ..core._view_protocol import ConsentDecide, ConsentRevoke, ConsentSync
+from ..protocol._envelopes import utc_now
 from ..protocol._errors import UsageError
 from ..runtime._watchers import Watchers
 
@@ -61,7 +61,7 @@ class ConsentViews:
             message = {"kind": "consent", **self.state()}
             self._sent = dict.fromkeys(broker.pending)
         else:
-            now = datetime.now(timezone.utc)
+            now = utc_now()
             added = [
                 call.spec(now) for key, call in broker.pending.items() if key not in self._sent
             ]
@@ -86,7 +86,7 @@ class ConsentViews:
     def state(self) -> dict[str, Any]:
         """The ``consent`` message: pending call specs, remembered grants, recent answers."""
         broker = self._broker
-        now = datetime.now(timezone.utc)
+        now = utc_now()
         state: dict[str, Any] = {
             "pending": [call.spec(now) for call in broker.pending.values()],
             "remembered": broker.policy.remembered,
