@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from lineup_jupyter import Host, UsageError, shipped_apps
+from lineup_jupyter import Host, ProtocolError, UsageError, shipped_apps
 from lineup_jupyter._cli import main
 from lineup_jupyter.appcenter._app_sources import InstallLimits
 from lineup_jupyter.appcenter._apps import AppCenter
@@ -600,14 +600,12 @@ def test_c6_only_declared_events_reach_the_agent(
 ) -> None:
     host.apps.install(write_app(tmp_path / "a", events=["save"]))
     host.receive(ui_open("n1", {"id": APP, "surface": "main"}))
-    assert host.user_event("n1", "save", {"text": "hi"}) is None
+    host.user_event("n1", "save", {"text": "hi"})
     assert sent.last()["payload"] == {"instance_id": "n1", "event": "save", "data": {"text": "hi"}}
-    error = host.user_event("n1", "exfiltrate", {})
-    assert error is not None and (error.code, error.rule, error.path) == (
-        "invalid",
-        "C6",
-        "$.event",
-    )
+    with pytest.raises(ProtocolError) as refused:
+        host.user_event("n1", "exfiltrate", {})
+    error = refused.value
+    assert (error.code, error.rule, error.path) == ("invalid", "C6", "$.event")
     assert sent.last()["type"] == "lineup.v1.error" and sent.last()["target"]["id"] == AGENT
 
 
@@ -617,9 +615,11 @@ def test_c6_event_data_must_match_the_declared_schema(
     schema = {"type": "object", "required": ["text"], "properties": {"text": {"type": "string"}}}
     host.apps.install(write_app(tmp_path / "a", surface={"event_schemas": {"save": schema}}))
     host.receive(ui_open("n1", {"id": APP, "surface": "main"}))
-    error = host.user_event("n1", "save", {"text": 5})
-    assert error is not None and (error.rule, error.path) == ("C6", "$.data.text")
-    assert host.user_event("n1", "save", {"text": "ok"}) is None
+    with pytest.raises(ProtocolError) as refused:
+        host.user_event("n1", "save", {"text": 5})
+    assert (refused.value.rule, refused.value.path) == ("C6", "$.data.text")
+    host.user_event("n1", "save", {"text": "ok"})
+    assert sent.last()["payload"]["data"] == {"text": "ok"}
 
 
 def test_c6_an_inline_bundle_under_the_same_id_is_not_bound_by_the_manifest(
@@ -629,7 +629,7 @@ def test_c6_an_inline_bundle_under_the_same_id_is_not_bound_by_the_manifest(
     host.receive(ui_open("n1", {"id": APP, "surface": "main"}))
     inline = {"id": "com.example.inline", "version": "1.0.0", "html": "<p/>"}
     host.receive(ui_open("n1", inline, id_="o2"))
-    assert host.user_event("n1", "anything", {}) is None
+    host.user_event("n1", "anything", {})  # not refused
 
 
 def test_h35_disabling_an_app_closes_its_surfaces_and_tells_the_agent(
@@ -714,8 +714,9 @@ def test_c6_the_svg_canvas_draw_event_is_checked_by_its_schema(host: Host, sent:
     host.apps.install("com.lineup.svg-canvas")
     host.receive(ui_open("c1", {"id": "com.lineup.svg-canvas", "surface": "canvas"}))
     stroke = {"points": [[1, 2], [3, 4]], "color": "#1f6feb", "width": 3}
-    assert host.user_event("c1", "draw", stroke) is None
-    assert host.user_event("c1", "draw", {**stroke, "color": "red"}) is not None
+    host.user_event("c1", "draw", stroke)
+    with pytest.raises(ProtocolError, match="color"):
+        host.user_event("c1", "draw", {**stroke, "color": "red"})
 
 
 # ---- the CLI ---------------------------------------------------------------------------

@@ -101,8 +101,9 @@ def assert_answer_refused(
     """H14: a bad answer from the view changes nothing, reaches no agent, and is recorded once
     in the history as refused."""
     before, count, recorded = views(host), len(sent.sent), len(host.history)
-    error = host.answer(component_id, status, value)
-    assert isinstance(error, ProtocolError)
+    with pytest.raises(ProtocolError) as refused:
+        host.answer(component_id, status, value)
+    error = refused.value
     assert (error.code, error.rule) == (code, rule), error
     assert views(host) == before
     assert len(sent.sent) == count  # the agent hears nothing of it
@@ -119,7 +120,7 @@ def assert_answer_accepted(
 ) -> dict[str, Any]:
     """H14: exactly one component.answer, to the agent that asked, carrying the value."""
     count = len(answers(sent))
-    assert host.answer(component_id, status, value) is None
+    host.answer(component_id, status, value)
     assert len(answers(sent)) == count + 1
     answer = answers(sent)[-1]
     expected = {"component_id": component_id, "status": status}
@@ -605,7 +606,7 @@ def test_H14_the_answer_goes_only_to_the_agent_that_asked(host: Host) -> None:
     heard: list[str] = []
     bystander.on("component.answer", lambda e: heard.append(e["payload"]["component_id"]))
     asked = asker.confirm("Proceed?", component_id="q")
-    assert host.answer("q", "answered", True) is None
+    host.answer("q", "answered", True)
     assert asked.result() is True
     assert heard == []
 
@@ -614,8 +615,9 @@ def test_H14_watchers_hear_the_answer_but_not_a_refused_one(host: Host) -> None:
     changes: list[tuple[str, str]] = []
     host.watch_components(lambda c: changes.append((c.kind, c.component.component_id)))
     show(host, payload("confirm", "q"))
-    assert host.answer("q", "answered", "no") is not None
-    assert host.answer("q", "answered", True) is None
+    with pytest.raises(ProtocolError):
+        host.answer("q", "answered", "no")
+    host.answer("q", "answered", True)
     assert changes == [("show", "q"), ("answer", "q")]
 
 
@@ -687,9 +689,9 @@ def test_agent_ask_choice_with_labels_answers_with_labels(host: Host) -> None:
     several = agent.ask_choice("Cities?", ["Oslo", "Lyon", "Rome"], multiple=True)
     view = host.components.get(single.component_id).to_view()
     assert [o["label"] for o in view["options"]] == ["Oslo", "Lyon"]
-    assert host.answer(single.component_id, "answered", [view["options"][1]["id"]]) is None
+    host.answer(single.component_id, "answered", [view["options"][1]["id"]])
     ids = [o["id"] for o in host.components.get(several.component_id).to_view()["options"]]
-    assert host.answer(several.component_id, "answered", [ids[2], ids[0]]) is None
+    host.answer(several.component_id, "answered", [ids[2], ids[0]])
     assert (single.status, single.result()) == ("answered", "Lyon")
     assert several.result() == ["Rome", "Oslo"]
 
@@ -772,7 +774,8 @@ def test_agent_question_callback_runs_once(host: Host) -> None:
     question.add_done_callback(early.append)
     assert early == []
     host.answer(question.component_id, "answered", True)
-    host.answer(question.component_id, "answered", False)  # refused: no second call
+    with pytest.raises(ProtocolError, match="already answered"):  # no second call
+        host.answer(question.component_id, "answered", False)
     late: list[Any] = []
     question.add_done_callback(late.append)  # after the fact: called at once
     assert early == [True] and late == [True]
@@ -821,7 +824,7 @@ def test_H13_agent_reasking_a_question_keeps_the_first_one_waiting(host: Host) -
         agent.confirm("Second?", component_id="q")
     assert caught.value.code == "component_conflict"
     assert host.components.get("q").to_view()["prompt"] == "First?"
-    assert host.answer("q", "answered", True) is None
+    host.answer("q", "answered", True)
     assert first.done() and first.result() is True
 
 
@@ -841,8 +844,7 @@ def test_H12_H14_golden_component_fixtures_play_through_a_host(host: Host, sent:
     for name in ("component-answer-choice.json", "component-answer-input-number.json",
                  "component-answer-cancelled.json"):  # fmt: skip
         expected = golden(name)["payload"]
-        error = host.answer(expected["component_id"], expected["status"], expected.get("value"))
-        assert error is None, error
+        host.answer(expected["component_id"], expected["status"], expected.get("value"))
         assert answers(sent)[-1]["payload"] == expected
     assert len(answers(sent)) == 3
 

@@ -429,7 +429,7 @@ def test_surface_watchers_see_every_change(host: Host) -> None:
 def test_user_event_reaches_the_owner_as_ui_event(host: Host, sent: Recorder) -> None:
     """U8: the instance id comes from the frame, the event and data from the surface."""
     opened(host, sender="agent_a")
-    assert host.user_event("w", "refresh", {"unit": "c"}) is None
+    host.user_event("w", "refresh", {"unit": "c"})
     event = sent.last()
     validate_envelope(event)
     assert event["type"] == "lineup.v1.ui.event"
@@ -492,18 +492,35 @@ def test_bad_surface_messages_are_refused_and_reported(
 
 
 def test_surface_message_for_a_closed_instance_is_refused(host: Host, sent: Recorder) -> None:
-    error = host.user_event("gone", "refresh", {})
+    error = host.surface_message("gone", {"namespace": "lineup.surface.v1", "type": "event"})
     assert error is not None and error.code == "unknown_instance"
     assert sent.types() == ["error"]
+
+
+def test_the_users_refused_acts_raise_what_a_frames_return(host: Host, sent: Recorder) -> None:
+    """One convention (docs/architecture.md, "Refusals"): the user's own act, called in
+    Python, raises its refusal into the cell; the agent is told all the same."""
+    with pytest.raises(ProtocolError) as refused:
+        host.user_event("gone", "refresh", {})
+    assert refused.value.code == "unknown_instance"
+    assert sent.types() == ["error"]
+    with pytest.raises(ProtocolError) as refused:
+        host.user_close("gone")
+    assert refused.value.code == "unknown_instance"
+    with pytest.raises(ProtocolError):
+        host.answer("nothing", "answered", True)
+    assert [r.kind for r in host.history].count("refused") == 3
 
 
 def test_user_close_closes_and_tells_the_agent(host: Host, sent: Recorder) -> None:
     """U10: the user's close reaches the agent as ui.event 'close'."""
     opened(host)
-    assert host.user_close("w") is None
+    host.user_close("w")
     assert "w" not in host.surfaces
     assert sent.last()["payload"] == {"instance_id": "w", "event": "close", "data": {}}
-    assert host.user_close("w") is not None
+    with pytest.raises(ProtocolError):
+        host.user_close("w")
+    assert sent.last()["payload"]["event"] == "close"  # nothing more went to the agent
 
 
 def test_host_ids_are_checked() -> None:

@@ -199,7 +199,7 @@ def test_C6_a_reference_that_cannot_resolve_or_loops_is_a_problem_not_an_excepti
 
 _PRELUDE = """
 import json
-from lineup_jupyter import Host, UsageError
+from lineup_jupyter import Host, ProtocolError, UsageError
 
 host = Host(conversation_id="conv_01")
 ids = iter(range(10**6))
@@ -218,8 +218,11 @@ def ask(component_id, pattern):
     })
 
 def answer(component_id, value):
-    error = host.answer(component_id, "answered", value)
-    return None if error is None else [error.code, error.rule, error.path]
+    try:
+        host.answer(component_id, "answered", value)
+    except ProtocolError as error:
+        return [error.code, error.rule, error.path]
+    return None
 """
 
 
@@ -284,8 +287,10 @@ def test_C6_issue14_an_app_event_schema_pattern_checks_one_event_without_hanging
 out = {{}}
 host.apps.install({str(app)!r})
 send("ui.open", {{"instance_id": "n1", "app": {{"id": "com.example.regex", "surface": "main"}}}})
-error = host.user_event("n1", "save", {{"text": "a" * 16000 + "!"}})
-out["hostile"] = [error.code, error.rule, error.path]
+try:
+    host.user_event("n1", "save", {{"text": "a" * 16000 + "!"}})
+except ProtocolError as error:
+    out["hostile"] = [error.code, error.rule, error.path]
 out["fine"] = host.user_event("n1", "save", {{"text": "aaaa"}})
 try:
     host.apps.install({str(tmp_path / "remote")!r})

@@ -133,8 +133,10 @@ def test_h38_the_reported_examples_are_refused_precisely(
     host, (widget, *_) = views
     question = host.connect_agent("a").ask_input("n?", input_type="number")
     before = len(host.history)
-    error = host.answer(question.component_id, "answered", 10**401)
-    assert error is not None and (error.code, error.rule, error.path) == (
+    with pytest.raises(ProtocolError) as refused:
+        host.answer(question.component_id, "answered", 10**401)
+    error = refused.value
+    assert (error.code, error.rule, error.path) == (
         "invalid_json",
         "H2",
         "$.payload.value",

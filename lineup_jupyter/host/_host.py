@@ -236,15 +236,15 @@ class Host:
         """A message a surface frame sent upward (S4, U7-U9); the frame decides the instance.
 
         Valid ones reach the instance's agent as ``ui.event`` (U8). Refused ones are recorded
-        and reported to that agent as ``lineup.v1.error``; nothing else changes.
+        and reported to that agent as ``lineup.v1.error``, and returned, never raised (like
+        ``receive``: the frame's code is at fault, not the caller's); nothing else changes.
         """
         return self._user.surface_message(instance_id, message)
 
-    def user_event(
-        self, instance_id: str, event: str, data: dict[str, Any] | None = None
-    ) -> ProtocolError | None:
-        """What ``LineUpSurface.event(event, data)`` in surface ``instance_id`` does (U7, U8)."""
-        return self.surface_message(
+    def user_event(self, instance_id: str, event: str, data: dict[str, Any] | None = None) -> None:
+        """What ``LineUpSurface.event(event, data)`` in surface ``instance_id`` does (U7, U8).
+        Raises the ProtocolError when refused (recorded and told to the agent, as a frame's)."""
+        error = self.surface_message(
             instance_id,
             {
                 "namespace": rules.SURFACE_NAMESPACE,
@@ -253,21 +253,22 @@ class Host:
                 "data": {} if data is None else data,
             },
         )
+        if error is not None:
+            raise error
 
-    def user_close(self, instance_id: str) -> ProtocolError | None:
+    def user_close(self, instance_id: str) -> None:
         """The user closed a surface with the host's close button: it closes, the agent hears
-        ``ui.event`` 'close' (U10)."""
-        return self._user.user_close(instance_id)
+        ``ui.event`` 'close' (U10). Raises the ProtocolError when it is not open (recorded)."""
+        self._user.user_close(instance_id)
 
-    def answer(
-        self, component_id: str, status: str = "answered", value: Any = None
-    ) -> ProtocolError | None:
+    def answer(self, component_id: str, status: str = "answered", value: Any = None) -> None:
         """The user's answer to a question (choice, confirm, input), or their cancel (H14).
 
         The view calls this; a notebook or a test may too. The answer is checked against the
-        question here (the kernel decides) and reaches the agent that asked, exactly once.
+        question here (the kernel decides) and reaches the agent that asked, exactly once; a
+        refused one is recorded and raised as a ProtocolError (the question stays open).
         """
-        return self._user.answer(component_id, status, value)
+        self._user.answer(component_id, status, value)
 
     # ---- inventory (C1, C2, C4) ------------------------------------------------------
 

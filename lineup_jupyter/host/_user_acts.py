@@ -3,6 +3,9 @@ surface, answering a question; and what a surface did wrong, reported to its age
 
 Each is checked here, in the kernel (the browser is not the authority), recorded in the
 history, and reaches the agent that owns the surface or asked the question, exactly once.
+What a frame sends is refused by returning the ProtocolError (its agent is told); the user's
+own acts raise it (docs/architecture.md, "Refusals"). The user-facing texts are the Host's
+(its thin calls); these methods say what they do inside.
 """
 
 from __future__ import annotations
@@ -47,11 +50,7 @@ class UserActs:
         self._send = send
 
     def surface_message(self, instance_id: str, message: Any) -> ProtocolError | None:
-        """A message a surface frame sent upward (S4, U7-U9); the frame decides the instance.
-
-        Valid ones reach the instance's agent as ``ui.event`` (U8). Refused ones are recorded
-        and reported to that agent as ``lineup.v1.error``; nothing else changes.
-        """
+        """Check a frame's message and send it to the owner as ui.event, or refuse it."""
         with self._lock:
             instance = self._surfaces.get(instance_id)
             try:
@@ -74,9 +73,8 @@ class UserActs:
             )
             return None
 
-    def user_close(self, instance_id: str) -> ProtocolError | None:
-        """The user closed a surface with the host's close button: it closes, the agent hears
-        ``ui.event`` 'close' (U10)."""
+    def user_close(self, instance_id: str) -> None:
+        """Close the surface and tell its owner, or record the refusal and raise it."""
         with self._lock:
             try:
                 instance = self._surfaces.close(
@@ -86,22 +84,16 @@ class UserActs:
                 self._bus.history.add(
                     "to_client", "refused", {"instance_id": instance_id}, error.to_payload()
                 )
-                return error
+                raise
             self._send(
                 "lineup.v1.ui.event",
                 {"instance_id": instance_id, "event": "close", "data": {}},
                 to=instance.owner,
             )
-            return None
 
-    def answer(
-        self, component_id: str, status: str = "answered", value: Any = None
-    ) -> ProtocolError | None:
-        """The user's answer to a question (choice, confirm, input), or their cancel (H14).
-
-        The view calls this; a notebook or a test may too. The answer is checked against the
-        question here (the kernel decides) and reaches the agent that asked, exactly once.
-        """
+    def answer(self, component_id: str, status: str = "answered", value: Any = None) -> None:
+        """Check the answer against its question and send it to the asker, or record the
+        refusal and raise it."""
         with self._lock:
             shown = self._components.get(component_id)
             # A non-question is answered as if it were one, so the store says what it is.
@@ -122,7 +114,7 @@ class UserActs:
             except ProtocolError as error:
                 error = error.with_refused(None, "lineup.v1.component.answer")
                 self._bus.history.add("to_agent", "refused", as_recorded(data), error.to_payload())
-                return error
+                raise error from None
             send_answer(
                 self._send,
                 component_id,
@@ -131,11 +123,10 @@ class UserActs:
                 payload.value,
                 component.owner,
             )
-            return None
 
     def report_refused(self, instance_id: str, report: dict[str, Any]) -> ProtocolError:
-        """What the browser refused from a surface (S4, U7, U9, a flood): record it and tell
-        the instance's agent, so whoever writes the surface can see why nothing happened."""
+        """Rebuild the browser's report as a ProtocolError (bounded, known codes and rules
+        only), record it and tell the surface's owner."""
         code = report.get("code")
         rule = report.get("rule")
         error = ProtocolError(

@@ -8,8 +8,10 @@
                                 written for the agent and goes into the call's app.result
 
 `Host.receive` never raises these for bad agent input: it answers the agent with an
-error envelope built from the `ProtocolError` and returns it. The agent helper raises them
-to the notebook author whose own call was refused, because that is their code to fix.
+error envelope built from the `ProtocolError` and returns it (so does `surface_message`,
+for what a surface frame sends). The agent helper and the user's acts called in Python
+(`answer`, `user_close`, `user_event`, `decide`) raise them to the notebook author whose own
+call was refused, because that is their code to fix (docs/architecture.md, "Refusals").
 """
 
 from __future__ import annotations

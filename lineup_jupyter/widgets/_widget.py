@@ -12,6 +12,7 @@ view that misses one asks for the whole picture again.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import io
 import logging
@@ -28,7 +29,7 @@ from ..appcenter._apps import shipped_apps
 from ..core import _view_protocol as vp
 from ..core._bus import Record
 from ..host import _inspector as inspector
-from ..protocol._errors import UsageError
+from ..protocol._errors import ProtocolError, UsageError
 from ..runtime._pending import Pending
 from ..runtime._threads import HostThread, Pacer
 from . import _static as static
@@ -173,15 +174,18 @@ class HostWidget(anywidget.AnyWidget):
             view_messages.handle(self._host, item, vp.EVENT_ITEM, self._handlers)
 
     def _on_close(self, message: vp.CloseSurface) -> None:
-        self._host.user_close(message["instance_id"])
+        # Closed meanwhile (another view's click, its agent): the refusal is recorded.
+        with contextlib.suppress(ProtocolError):
+            self._host.user_close(message["instance_id"])
 
     def _on_refused(self, message: vp.Refused) -> None:
         self._host.report_refused(message["instance_id"], dict(message))
 
     def _on_answer(self, message: vp.Answer) -> None:
         component_id = message["component_id"]
-        error = self._host.answer(component_id, message["status"], message.get("value"))
-        if error is not None:  # the view shows why, and the question stays open
+        try:
+            self._host.answer(component_id, message["status"], message.get("value"))
+        except ProtocolError as error:  # the view shows why, and the question stays open
             self._feed.flush_components()
             refused: vp.AnswerRefused = {
                 "kind": "answer_refused",
