@@ -22,7 +22,7 @@
 
 /**
  * A surface's event, as its shell relayed it (S4: the view names the instance).
- * @typedef {object} SurfaceEvent
+ * @typedef {object} RelayedEvent
  * @property {"event"} kind
  * @property {string} instance_id
  * @property {any} message
@@ -41,9 +41,9 @@
 
 /**
  * Events and refusals a busy view batched (js/state_queue.js EventBatcher), in order.
- * @typedef {object} SurfaceEvents
+ * @typedef {object} EventBatch
  * @property {"events"} kind
- * @property {(SurfaceEvent | Refused)[]} items
+ * @property {(RelayedEvent | Refused)[]} items
  */
 
 /**
@@ -302,7 +302,8 @@
  */
 
 /**
- * @typedef {object} SurfaceState
+ * One of a surface's last states, as the inspector shows it (core's StateRevision).
+ * @typedef {object} PastState
  * @property {number} revision
  * @property {number} time
  * @property {Record<string, any>} state
@@ -312,7 +313,7 @@
  * @typedef {object} States
  * @property {"states"} kind
  * @property {string} instance_id
- * @property {SurfaceState[]} states
+ * @property {PastState[]} states
  */
 
 /**
@@ -330,9 +331,9 @@
  * @property {string} text
  */
 
-/** @typedef {Sync | SurfaceEvent | SurfaceEvents | CloseSurface | Refused | Answer | ConsentSync | ConsentDecide | ConsentRevoke | ClearProblems | SurfaceProblem} HostViewMessage */
+/** @typedef {Sync | RelayedEvent | EventBatch | CloseSurface | Refused | Answer | ConsentSync | ConsentDecide | ConsentRevoke | ClearProblems | SurfaceProblem} HostViewMessage */
 
-/** @typedef {SurfaceEvent | Refused} EventItem */
+/** @typedef {RelayedEvent | Refused} EventItem */
 
 /** @typedef {InspectorSync | StatesRequest | ExportRequest} InspectorViewMessage */
 

@@ -51,7 +51,8 @@ class _Deadline:
             self.passed = True
         return left
 
-    def watch(self, sock: socket.socket | None) -> None:
+    def guard(self, sock: socket.socket | None) -> None:
+        """The socket to shut down when the deadline passes (None: no connection now)."""
         with self._lock:
             self._socket = sock
             if self.passed and sock is not None:
@@ -91,7 +92,7 @@ def _connect(url: str, deadline: _Deadline) -> http.client.HTTPConnection:
     else:
         connection = http.client.HTTPConnection(host, port, timeout=timeout)
     connection.connect()
-    deadline.watch(connection.sock)
+    deadline.guard(connection.sock)
     return connection
 
 
@@ -151,7 +152,7 @@ def _fetch(url: str, where: str, deadline: _Deadline, max_bytes: int, max_redire
                 )
             return _body(response, where, deadline, max_bytes)
         finally:
-            deadline.watch(None)
+            deadline.guard(None)
             connection.close()
     raise UsageError(f"[lineup] {where}: more than {max_redirects} redirects (H31)")
 

@@ -108,6 +108,8 @@ class StateRevision(NamedTuple):
 
 
 class SurfaceChange(NamedTuple):
+    """One change to an open instance, as a watcher is told it (``host.watch_surfaces``)."""
+
     kind: Literal["open", "patch", "close"]
     instance: SurfaceInstance
     reason: str | None = None

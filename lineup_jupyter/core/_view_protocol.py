@@ -52,7 +52,7 @@ class Sync(TypedDict):
     kind: Literal["sync"]
 
 
-class SurfaceEvent(TypedDict):
+class RelayedEvent(TypedDict):
     """A surface's event, as its shell relayed it (S4: the view names the instance)."""
 
     kind: Literal["event"]
@@ -71,11 +71,11 @@ class Refused(TypedDict):
     message: NotRequired[str]
 
 
-class SurfaceEvents(TypedDict):
+class EventBatch(TypedDict):
     """Events and refusals a busy view batched (js/state_queue.js EventBatcher), in order."""
 
     kind: Literal["events"]
-    items: list[SurfaceEvent | Refused]  # each checked alone as an EVENT_ITEM
+    items: list[RelayedEvent | Refused]  # each checked alone as an EVENT_ITEM
 
 
 class CloseSurface(TypedDict):
@@ -343,7 +343,9 @@ class Reset(TypedDict):
     summary: InspectorSummary
 
 
-class SurfaceState(TypedDict):
+class PastState(TypedDict):
+    """One of a surface's last states, as the inspector shows it (core's StateRevision)."""
+
     revision: int
     time: float  # seconds since the epoch
     state: JSONObject
@@ -352,7 +354,7 @@ class SurfaceState(TypedDict):
 class States(TypedDict):
     kind: Literal["states"]
     instance_id: str
-    states: list[SurfaceState]
+    states: list[PastState]
 
 
 class Export(TypedDict):
@@ -413,8 +415,8 @@ def literal_values(message: type, key: str = "kind") -> tuple[str, ...]:
 HOST_TAKES = MessageSet(
     "HostViewMessage",
     Sync,
-    SurfaceEvent,
-    SurfaceEvents,
+    RelayedEvent,
+    EventBatch,
     CloseSurface,
     Refused,
     Answer,
@@ -424,7 +426,7 @@ HOST_TAKES = MessageSet(
     ClearProblems,
     SurfaceProblem,
 )
-EVENT_ITEM = MessageSet("EventItem", SurfaceEvent, Refused)  # an item of "events", never a batch
+EVENT_ITEM = MessageSet("EventItem", RelayedEvent, Refused)  # an item of "events", never a batch
 INSPECTOR_TAKES = MessageSet("InspectorViewMessage", InspectorSync, StatesRequest, ExportRequest)
 APP_CENTER_TAKES = MessageSet("AppCenterViewMessage", Refresh, Verify, AppAction)
 HOST_SENDS = MessageSet("HostKernelMessage", Snapshot, Feed, AnswerRefused, Consent, ConsentDelta)

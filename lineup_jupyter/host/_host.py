@@ -445,9 +445,12 @@ class Host:
         return self._inspector
 
     def watch_surfaces(self, watcher: Callable[[SurfaceChange], None]) -> Callable[[], None]:
+        """Call ``watcher(change)`` after each open, patch or close; returns the unwatch."""
         return self._surfaces.watch(watcher)
 
     def watch_components(self, watcher: Callable[[ComponentChange], None]) -> Callable[[], None]:
+        """Call ``watcher(change)`` after each show, update, answer or removal; returns the
+        unwatch."""
         return self._components.watch(watcher)
 
     def report_refused(self, instance_id: str, report: dict[str, Any]) -> ProtocolError:

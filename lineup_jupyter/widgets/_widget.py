@@ -163,10 +163,10 @@ class HostWidget(anywidget.AnyWidget):
     def _on_sync(self, _message: vp.Sync) -> None:
         self.send(self._feed.snapshot())
 
-    def _on_event(self, message: vp.SurfaceEvent) -> None:
+    def _on_event(self, message: vp.RelayedEvent) -> None:
         self._host.surface_message(message["instance_id"], message["message"])
 
-    def _on_events(self, message: vp.SurfaceEvents) -> None:
+    def _on_events(self, message: vp.EventBatch) -> None:
         # Events and refusals batched by a busy view (js/state_queue.js EventBatcher), in
         # order; both count against the view's rate limit. Each item is checked as one
         # "event" or "refused" message (never a batch in a batch; at most MAX_EVENTS).
