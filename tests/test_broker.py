@@ -359,27 +359,18 @@ def test_c12_agent_call_refused_as_a_conflict_leaves_the_waiting_handle_alone(
 # ---- expiry while waiting (H20) ----------------------------------------------------------
 
 
-def test_h20_a_waiting_call_expires_and_its_card_goes(
+def test_h20_the_kernel_timer_expires_a_waiting_call_and_its_card_goes(
     host: Host, sent: Recorder, fed: Any, runs: list[dict[str, Any]]
 ) -> None:
-    host.receive(call("c1", "demo.confirm"))
-    assert consent_state(fed)["pending"][0]["call_id"] == "c1"
-    assert host._broker.expire_due(datetime(2100, 1, 1, tzinfo=timezone.utc)) == ["c1"]
+    agent = host.connect_agent("a1")
+    handle = agent.call("demo.confirm", reason="soon gone", expires_in=1.0, call_id="c1")
+    assert consent_state(fed)["pending"][0]["call_id"] == "c1"  # waits for the user
+    assert handle.result(timeout=30).status == "expired"  # the timer, not a test, ended it
     (answer,) = results(sent)
-    assert answer["status"] == "expired" and runs == []
-    assert consent_state(fed)["pending"] == []
+    assert answer["status"] == "expired" and answer["error"]["rule"] == "H20" and runs == []
+    assert host.pending_calls == [] and consent_state(fed)["pending"] == []
     with pytest.raises(UsageError, match="already answered"):
         host.decide("c1", "allow")
-
-
-def test_h20_the_kernel_timer_expires_a_waiting_call(
-    host: Host, runs: list[dict[str, Any]]
-) -> None:
-    agent = host.connect_agent("a1")
-    handle = agent.call("demo.confirm", reason="soon gone", expires_in=0.2)
-    assert not handle.done()
-    assert handle.result(timeout=30).status == "expired"  # the timer, not a test, ended it
-    assert host.pending_calls == [] and runs == []
 
 
 def test_h20_deciding_after_the_time_passed_gives_expired(

@@ -115,20 +115,26 @@ def test_h44_c12_an_answered_call_keeps_a_fingerprint_not_its_arguments(tmp_path
 
     kept = retained(calls)
     assert kept < 8 * MiB, f"{kept / MiB:.1f} MiB kept for 150 answered calls"
-    fingerprint, answer = host._broker.ledger.snapshot()["call_7"]
-    assert len(fingerprint) == 64 and answer is not None and answer["status"] == "unsupported"
-    same = envelope(
-        "app.call",
-        {
+    sent: list[dict[str, Any]] = []
+    host.subscribe(sent.append)
+
+    def again(arguments: dict[str, Any], id_: str) -> dict[str, Any]:
+        payload = {
             "call_id": "call_7",
             "capability": "demo.undeclared",
             "reason": "again",
             "expires_at": "2099-01-01T00:00:00Z",
-            "arguments": {"blob": blob + "y"},
-        },
-        id_="again",
-    )
-    assert refusal(host.receive(same)) == ("call_conflict", "C12", "$.payload.call_id")
+            "arguments": arguments,
+        }
+        return envelope("app.call", payload, id_=id_)
+
+    # The same call again gets its one answer again (C12); other arguments are a conflict:
+    # what was kept tells them apart without the arguments.
+    assert host.receive(again({"blob": blob}, "again")) is None
+    assert sent[-1]["type"] == "lineup.v1.app.result"
+    assert sent[-1]["payload"]["status"] == "unsupported"
+    conflict = host.receive(again({"blob": blob + "y"}, "again_other"))
+    assert refusal(conflict) == ("call_conflict", "C12", "$.payload.call_id")
 
 
 @pytest.mark.parametrize("form", ["text", "json text", "bytes", "dict"])

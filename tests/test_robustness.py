@@ -511,7 +511,9 @@ def test_c12_a_subscriber_editing_its_app_result_cannot_change_the_remembered_an
     repeat = copy.deepcopy(call)
     repeat["id"] = "msg_call_again"
     assert receive_and_check(fx, repeat) is None
-    assert fx.host._broker.ledger.answer(call["payload"]["call_id"])["status"] == "unsupported"
+    sent = [r.envelope for r in fx.host.history if r.direction == "to_agent"]
+    statuses = [e["payload"]["status"] for e in sent if e["type"] == "lineup.v1.app.result"]
+    assert statuses[-2:] == ["unsupported", "unsupported"]  # as the host sent them
 
 
 def test_h3_what_one_subscriber_does_to_its_envelope_no_one_else_sees() -> None:

@@ -321,14 +321,6 @@ class Broker:
                 ),
             )
 
-    def expire_due(self, now: datetime | None = None) -> list[str]:
-        """End every waiting call whose time has passed at ``now`` (what the timers do)."""
-        now = now or utc_now()
-        due = [c.call_id for c in self.pending.values() if c.expires_at <= now]
-        for call_id in due:
-            self._expire(call_id, now)
-        return due
-
     def _schedule_expiry(self, call: PendingCall, delay: float) -> Timer:
         # A loop timer in a kernel, else a thread's (_threads.call_later); at most a day at
         # a time, so _expire looks again when a far expires_at is not reached yet.
