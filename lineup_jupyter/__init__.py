@@ -18,6 +18,7 @@ from .appcenter._trust import BundleTrust, SigningKey
 from .capabilities._audit import Audit, AuditTable, AuditVerification
 from .capabilities._broker import PendingCall
 from .capabilities._capabilities import Capabilities, Capability, Policy
+from .core import _views
 from .core._bus import History, Record, Subscription
 from .core._markdown import render_markdown
 from .core._surfaces import StateRevision, SurfaceChange, SurfaceInstance
@@ -68,3 +69,13 @@ __all__ = [
     "shipped_apps",
     "validate_envelope",
 ]
+
+
+def _load_views() -> _views.Views:
+    """The widgets, imported when a view is first asked for (core/_views.py says why)."""
+    from .widgets._widget import VIEWS
+
+    return VIEWS
+
+
+_views.provide(_load_views)

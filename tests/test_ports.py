@@ -168,3 +168,24 @@ def test_the_hosts_parts_are_used_by_the_host_alone() -> None:
     assert {module: names for module, names in outside.items() if names} == {}
     # The control: the detector sees the Host's own imports of them.
     assert _imports_of_host_parts(PACKAGE / "host" / "_host.py")
+
+
+def test_the_views_come_from_above_and_only_when_first_shown(tmp_path: Path) -> None:
+    """No layer imports the widgets (the import contract); the package's __init__ provides
+    them to core/_views.py, imported when a view is first asked for, not before."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; import lineup_jupyter as lj\n"
+        "assert 'lineup_jupyter.widgets._widget' not in sys.modules, 'imported early'\n"
+        "assert 'anywidget' not in sys.modules, 'anywidget imported early'\n"
+        f"host = lj.Host('conv_01', data_dir={str(tmp_path)!r})\n"
+        "host.connect_agent('a1').open('w1', html='<p>x</p>', state={})\n"
+        "assert 'anywidget' not in sys.modules, 'anywidget imported by a host'\n"
+        "kinds = type(host.widget), type(host.apps.widget), type(host.inspector)\n"
+        "assert [k.__name__ for k in kinds] == ['HostWidget', 'AppCenterWidget', "
+        "'InspectorWidget'], kinds\n"
+        "assert 'anywidget' in sys.modules  # the control: the check above sees an import\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

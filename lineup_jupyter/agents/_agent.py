@@ -17,6 +17,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..appcenter._trust import SigningKey
+from ..core._views import views
 from ..protocol import bundle_integrity, rules
 from ..protocol._envelopes import new_envelope, stamp, utc_now
 from ..protocol._errors import ProtocolError, UsageError
@@ -364,7 +365,7 @@ class Agent:
             else:
                 self._questions[component_id] = asked
             raise
-        question.on_first_await = lambda: _point_to(
+        question.on_first_await = lambda: views().point_to(
             "question", component_id, f"{kind} {fields.get('prompt', '')!r}"[:200], question
         )
         return question
@@ -407,7 +408,7 @@ class Agent:
                 del self._calls[call_id]
             raise
         if waiting is None:
-            handle.on_first_await = lambda: _point_to(
+            handle.on_first_await = lambda: views().point_to(
                 "call", call_id, f"{capability} ({reason!r})"[:200], handle
             )
         return handle
@@ -604,10 +605,3 @@ def _replace(registry: list[Any], where: tuple[Any, ...], handler: Callable[...,
 
 def _name(handler: Callable[..., Any]) -> str:
     return f"{getattr(handler, '__qualname__', type(handler).__name__)}()"
-
-
-def _point_to(kind: str, target: str, label: str, outcome: Pending[Any]) -> None:
-    """The awaiting cell shows where the user answers (a display hook: imports the view)."""
-    from ..widgets._widget import point_to
-
-    point_to(kind, target, label, outcome)

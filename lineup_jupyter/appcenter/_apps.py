@@ -31,6 +31,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
+from ..core._views import views
 from ..protocol import AppRef, InlineApp, rules
 from ..protocol._errors import ProtocolError, UsageError
 from ..protocol._integrity import parse_bundle_bytes
@@ -228,9 +229,7 @@ class AppCenter:
     def widget(self) -> Any:
         """The app center's view (made on first use); displaying ``host.apps`` displays it."""
         if self._widget is None:
-            from ..widgets._widget import AppCenterWidget
-
-            self._widget = AppCenterWidget(self)
+            self._widget = views().app_center(self)
         return self._widget
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:

@@ -30,6 +30,7 @@ from ..core._bus import Bus, History, Subscription
 from ..core._components import ComponentChange, Components, ComponentsView
 from ..core._identity import KERNEL, Identities
 from ..core._surfaces import StateRevision, SurfaceChange, Surfaces, SurfacesView
+from ..core._views import views
 from ..protocol import (
     UiClosePayload,
     rules,
@@ -439,9 +440,7 @@ class Host:
         """The inspector's widget (made on first use): the conversation's history, refusals,
         calls, inventory revisions and surface states in a cell (docs/agents.md)."""
         if self._inspector is None:
-            from ..widgets._widget import InspectorWidget
-
-            self._inspector = InspectorWidget(self)
+            self._inspector = views().inspector(self)
         return self._inspector
 
     def watch_surfaces(self, watcher: Callable[[SurfaceChange], None]) -> Callable[[], None]:
@@ -464,9 +463,7 @@ class Host:
     def widget(self) -> Any:
         """The host's anywidget (made on first use); displaying the host displays it."""
         if self._widget is None:
-            from ..widgets._widget import HostWidget
-
-            self._widget = HostWidget(
+            self._widget = views().host(
                 self, self._broker.views, trust=self.trust.summary(), **self._view_config
             )
         return self._widget

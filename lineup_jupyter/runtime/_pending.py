@@ -39,7 +39,7 @@ class Pending(Generic[T]):
         self._futures: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[T]]] = []
         # Called once, when a cell first awaits this while it is not there yet: the agent
         # points that cell to where the user answers (docs/agents.md, "Where the user looks").
-        self.on_first_await: Callable[[], None] | None = None
+        self.on_first_await: Callable[[], object] | None = None
 
     def done(self) -> bool:
         return self._event.is_set()

@@ -28,6 +28,7 @@ import traitlets
 from ..appcenter._apps import shipped_apps
 from ..core import _view_protocol as vp
 from ..core._bus import Record
+from ..core._views import Views
 from ..host import _inspector as inspector
 from ..protocol._errors import ProtocolError, UsageError
 from ..runtime._pending import Pending
@@ -41,7 +42,14 @@ if TYPE_CHECKING:
     from ..capabilities._consent import ConsentViews
     from ..host._host import Host
 
-__all__ = ["AppCenterWidget", "HostWidget", "InspectorWidget", "WaitingWidget", "point_to"]
+__all__ = [
+    "VIEWS",
+    "AppCenterWidget",
+    "HostWidget",
+    "InspectorWidget",
+    "WaitingWidget",
+    "point_to",
+]
 
 logger = logging.getLogger("lineup_jupyter")
 
@@ -485,3 +493,9 @@ def point_to(kind: str, target: str, label: str, outcome: Pending[Any]) -> Waiti
 
     outcome.add_done_callback(ended)
     return widget
+
+
+# What the layers below make their views with (core/_views.py), never importing this module.
+VIEWS = Views(
+    host=HostWidget, inspector=InspectorWidget, app_center=AppCenterWidget, point_to=point_to
+)
