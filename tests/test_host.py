@@ -11,15 +11,7 @@ from lineup_jupyter import Host, ProtocolError, SurfaceChange, UsageError, bundl
 from lineup_jupyter.protocol import Limits, validate_envelope
 
 from .conftest import AGENT, CONVERSATION, Recorder, envelope, open_payload
-
-
-def snapshot(host: Host) -> Any:
-    """Everything a refused message must leave as it was."""
-    return (
-        {i: (s.revision, s.generation, s.owner, s.state, s.app) for i, s in host.surfaces.items()},
-        host._broker.ledger.snapshot(),
-        host.inventory,
-    )
+from .receive_contract import snapshot  # everything a refused message must leave as it was
 
 
 def opened(host: Host, instance_id: str = "w", sender: str = AGENT, **state: Any) -> None:
