@@ -384,8 +384,7 @@ class Host:
             )
 
     def _capabilities_changed(self) -> None:
-        """A capability appeared, went or was hidden: agents that saw the inventory get the
-        new one, under a new revision (C4)."""
+        # The broker's callback: it is made before the inventory it tells.
         self._inventory.capabilities_changed()
 
     def _apps_changed(self, app_id: str, change: Change) -> None:

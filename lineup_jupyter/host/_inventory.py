@@ -29,8 +29,8 @@ class Inventory:
         self._made: dict[str, Any] | None = None
 
     def current(self) -> dict[str, Any]:
-        """A copy of the latest payload (made on first use; remade under a new revision when
-        another kernel changed the app center meanwhile)."""
+        """A copy of the latest payload, remade first when the app center's entries differ
+        from those it was made with."""
         if self._made is None or self._made["applications"] != self._apps.inventory_entries():
             self._made = self._make()
         return json.loads(dumps(self._made))  # type: ignore[no-any-return]
