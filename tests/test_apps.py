@@ -13,6 +13,7 @@ import json
 import multiprocessing
 import os
 import socket
+import sqlite3
 import tarfile
 import threading
 import zipfile
@@ -521,7 +522,8 @@ def test_g4_two_kernels_writing_at_once_do_not_corrupt_the_registry(tmp_path: Pa
         ("com.example.two", True),
     ]
     assert all(center.verify())
-    assert center._db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    with sqlite3.connect(center.directory / "apps.sqlite3") as db:  # as docs/apps.md names it
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
 
 # ---- opening installed surfaces (C3, C6, S7, H33-H35) ----------------------------------
