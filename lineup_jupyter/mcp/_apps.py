@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from ..capabilities._audit import Audit
 from ..core._bus import History
 from ..protocol._envelopes import now_iso
+from ..protocol._errors import UsageError
 from ..protocol._json import dumps
 from ..runtime._watchers import Watchers
 from ._resources import GRANTABLE, AppResource
@@ -132,6 +133,22 @@ class McpApps:
         self._grants: dict[tuple[str, str, str], list[str]] = {}
         # (server name, server version, uri) -> the checked resource (docs/mcp-apps.md)
         self.resources: dict[tuple[str, str, str], AppResource] = {}
+        self._servers: dict[str, McpServer] = {}  # agent id -> the live server speaking as it
+
+    def claim(self, agent_id: str, server: McpServer) -> None:
+        """One live server per agent id: a second would take over the first's tools."""
+        with self._lock:
+            if agent_id in self._servers:
+                raise UsageError(
+                    f"[lineup] an MCP server is connected as {agent_id!r} already: close it, "
+                    "or connect this one with name=..."
+                )
+            self._servers[agent_id] = server
+
+    def release(self, agent_id: str, server: McpServer) -> None:
+        with self._lock:
+            if self._servers.get(agent_id) is server:
+                del self._servers[agent_id]
 
     def watch(self, watcher: Callable[[Op], None]) -> Callable[[], None]:
         return self._watchers.add(watcher)
@@ -296,6 +313,7 @@ class McpApps:
             if not isinstance(item, dict) or item.get("dir") not in ("to_app", "from_app"):
                 continue
             message = item.get("message")
+            method = message.get("method") if isinstance(message, dict) else None
             if message is not None and len(text := dumps(message)) > PREVIEW_CHARS:
                 message = {"preview": text[:PREVIEW_CHARS], "size": len(text)}
             elif message is None:
@@ -305,7 +323,6 @@ class McpApps:
                     "preview": str(preview)[:PREVIEW_CHARS],
                     "size": size if isinstance(size, int) else None,
                 }
-            method = message.get("method") if isinstance(message, dict) else None
             self.record(
                 app_id,
                 item["dir"],

@@ -146,12 +146,17 @@ class McpConnection:
             tail = self._stderr_tail()
             self.problem = reason + (f"; its stderr ends with: {tail}" if tail else "")
         self._ready.set()
+        # The session's cleanup (ending a process, closing HTTP) runs on the loop: the loop
+        # stops once it is done, and the stderr file closes then.
+        self._session.add_done_callback(lambda _: self._stop())
         self._session.cancel()
+        self._on_end(self.problem)
+
+    def _stop(self) -> None:
         self._loop.stop()
         if self._stderr is not None:
             with contextlib.suppress(OSError):
                 self._stderr.close()
-        self._on_end(self.problem)
 
     def _stderr_tail(self) -> str:
         if self._stderr is None:

@@ -32,6 +32,7 @@ from ..core._bus import History, Subscription
 from ..protocol import rules
 from ..protocol._envelopes import new_envelope, now_iso, stamp, utc_now
 from ..protocol._errors import ProtocolError, UsageError
+from ..runtime._threads import HostThread, Worker
 from ._apps import INVALID_PARAMS, METHOD_NOT_FOUND, REFUSED, McpApp, McpApps
 from ._connection import McpConnection, McpFailure
 from ._resources import AppResource, ResourceRefused, app_resource
@@ -115,9 +116,21 @@ class McpServer:
         self._ticket_ids = itertools.count(1)
         self._subscription: Subscription | None = None
         self._declared: list[str] = []
+        self._claimed = False
         self.timeout = timeout
         self.tools: list[McpTool] = []
-        self._connection = McpConnection(server, timeout=timeout, on_end=self._ended)
+        # The server's answers arrive on the connection's loop thread; what they change in
+        # the host and its view happens on the kernel's loop (a notebook), else on a worker
+        # thread of this server's (a script, pytest), in order: never on the MCP loop.
+        here = HostThread()
+        self._worker = None if here.loop is not None else Worker("lineup-mcp-host")
+        self._home = HostThread(self._worker) if self._worker is not None else here
+        try:
+            self._connection = McpConnection(server, timeout=timeout, on_end=self._ended)
+        except BaseException:  # no SDK, or not a server: nothing started but the worker
+            if self._worker is not None:
+                self._worker.stop()
+            raise
         try:
             self._connection.wait_ready()
             info = self._connection.server_info
@@ -125,6 +138,8 @@ class McpServer:
             self.version = str(info.get("version") or "")
             self.agent_id = f"mcp.{self.name}"
             self.capability_prefix = f"{self.agent_id}."
+            self._apps.claim(self.agent_id, self)
+            self._claimed = True
             listed = self._list_tools()
             self._subscription = host.attach_agent(self.agent_id, self._dispatch)
             self._declare(listed)
@@ -249,7 +264,7 @@ class McpServer:
             else:
                 self._apps.settle(app, cancelled=str(error))
 
-        future.add_done_callback(done)
+        self._when_done(future, done, "showing an MCP tool's result")
         return app
 
     def call(self, tool: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -304,9 +319,20 @@ class McpServer:
             self._subscription.close()
             self._subscription = None
         self._connection.close()
+        if self._claimed:
+            self._apps.release(self.agent_id, self)
+            self._claimed = False
+        if self._worker is not None:
+            self._worker.stop()
 
     def _ended(self, reason: str) -> None:
-        self._apps.server_ended(self, reason)
+        self._home.call(lambda: self._apps.server_ended(self, reason), "an MCP server ended")
+
+    def _when_done(
+        self, future: Future[Any], work: Callable[[Future[Any]], None], what: str
+    ) -> None:
+        """``work(future)`` once it is done, on the host's side (see ``_home``)."""
+        future.add_done_callback(lambda done: self._home.call(lambda: work(done), what))
 
     # ---- the server's requests, recorded -------------------------------------------
 
@@ -512,7 +538,7 @@ class McpServer:
                     {"status": "failed", "reason": str(error)},
                 )
 
-        future.add_done_callback(done)
+        self._when_done(future, done, "answering an MCP app's tools/call")
 
     def _app_read(self, app: McpApp, request_id: Any, uri: str) -> None:
         self._record(
@@ -533,7 +559,7 @@ class McpServer:
             self._record("from_server", "response", _preview_read(found), app.app_id)
             self._apps.respond(app.app_id, request_id, result=found)
 
-        future.add_done_callback(done)
+        self._when_done(future, done, "answering an MCP app's resources/read")
 
     def app_closed(self, app: McpApp) -> None:
         """Its card closed: requests still owed an answer are dropped (nobody to tell)."""

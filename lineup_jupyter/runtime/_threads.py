@@ -108,8 +108,22 @@ class LoopThread:
 
     def __init__(self, name: str) -> None:
         self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self.loop.run_forever, name=name, daemon=True)
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
+
+    def _run(self) -> None:
+        loop = self.loop
+        try:
+            loop.run_forever()
+            # Stopped: what still runs is cancelled and let finish, then the loop closes.
+            tasks = asyncio.all_tasks(loop)
+            for task in tasks:
+                task.cancel()
+            if tasks:
+                loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        finally:
+            loop.close()
 
     def submit(self, coroutine: Awaitable[T]) -> Future[T]:
         async def run() -> T:
