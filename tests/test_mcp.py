@@ -18,8 +18,6 @@ from .mcp_helpers import View
 from .mcp_servers import weather
 from .test_view_protocol import declared
 
-pytest.importorskip("mcp")
-
 
 @pytest.fixture
 def view(host: Host) -> View:

@@ -131,11 +131,10 @@ class McpConnection:
 
     def wait_ready(self) -> None:
         """Block until the server answered its handshake, at most ``timeout`` seconds."""
-        if self._ready.wait(self.timeout):
+        if not self._ready.wait(self.timeout):
+            self._end(f"the server did not answer within {self.timeout:g} s")
+        if self.status == "ready":
             return
-        if self._session.done():  # failed before it was ready
-            raise UsageError(f"[lineup] could not connect to the MCP server: {self.problem}")
-        self._end(f"the server did not answer within {self.timeout:g} s")
         raise UsageError(f"[lineup] could not connect to the MCP server: {self.problem}")
 
     def _end(self, reason: str) -> None:

@@ -43,7 +43,9 @@ def build() -> MCPServer[Any]:
         os._exit(3)
 
     apps.add_html_resource("ui://hostile/fine.html", FINE_HTML)
-    server: MCPServer[Any] = MCPServer("hostile", version="0.1.0", extensions=[apps])
+    server: MCPServer[Any] = MCPServer(
+        "hostile", version="0.1.0", extensions=[apps], log_level="WARNING"
+    )
 
     def ui(uri: str) -> dict[str, Any]:
         return {"ui": {"resourceUri": uri}}

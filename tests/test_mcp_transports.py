@@ -1,0 +1,139 @@
+"""MCP servers over their real transports, and servers that get it wrong (docs/mcp-apps.md):
+a process over stdio, streamable HTTP on 127.0.0.1 (a free port the server prints once it
+listens: the test waits for that line, not a timer), and a hostile server: a 3 MiB app, a
+wrong MIME type, a non-ui:// URI, a tool that never returns, a process that dies. Each ends
+in a precise reason where the user looks, never in a hung kernel.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from mcp import StdioServerParameters
+
+from lineup_jupyter import Host, McpServer, UsageError
+
+from .mcp_helpers import DEADLINE, View
+
+ROOT = Path(__file__).resolve().parent.parent
+WEATHER = ROOT / "tests" / "mcp_servers" / "weather.py"
+
+
+def hostile_process() -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "tests.mcp_servers.hostile"], cwd=str(ROOT)
+    )
+
+
+@pytest.fixture
+def hostile(host: Host) -> Iterator[McpServer]:
+    server = host.connect_mcp(hostile_process(), timeout=3)
+    yield server
+    server.close()
+
+
+def test_stdio_the_three_lines_of_the_docs(host: Host) -> None:
+    view = View(host)
+    server = host.connect_mcp([sys.executable, WEATHER])
+    try:
+        app = server.open("show_weather", {"city": "Paris"})
+        assert app.wait(DEADLINE) is not None
+        assert app.result is not None
+        assert app.result["structuredContent"] == {"city": "Paris", "temperature": 21}
+        assert [op["op"] for op in view.ops][:1] == ["mcp_open"]
+    finally:
+        server.close()
+    assert server.status == "ended"
+
+
+def test_streamable_http_on_loopback(host: Host) -> None:
+    with subprocess.Popen(
+        [sys.executable, str(WEATHER), "http"], stdout=subprocess.PIPE, text=True
+    ) as process:
+        assert process.stdout is not None
+        port = int(process.stdout.readline())  # printed once the socket listens
+        server = host.connect_mcp(f"http://127.0.0.1:{port}/mcp")
+        try:
+            assert server.name == "weather"
+            app = server.open("show_weather", {"city": "Lyon"})
+            assert app.wait(DEADLINE) is not None
+            assert app.result is not None and not app.result["isError"]
+        finally:
+            server.close()
+            process.terminate()
+
+
+def test_a_url_that_is_not_http_is_refused_before_anything_starts(host: Host) -> None:
+    with pytest.raises(UsageError, match=r"http\(s\):// URL"):
+        host.connect_mcp("ftp://127.0.0.1/mcp")
+
+
+def test_a_server_that_never_answers_its_handshake_is_a_precise_error(host: Host) -> None:
+    silent = [sys.executable, "-c", "import sys; sys.stdin.read()"]
+    with pytest.raises(UsageError, match="did not answer within 1 s"):
+        host.connect_mcp(silent, timeout=1)
+    assert host.mcp_servers == []
+
+
+def test_a_command_that_does_not_start_is_a_precise_error(host: Host) -> None:
+    with pytest.raises(UsageError, match="could not connect"):
+        host.connect_mcp(["/nonexistent/mcp-server"], timeout=5)
+
+
+# ---- a hostile server --------------------------------------------------------------
+
+
+def test_a_3_mib_app_is_refused_and_recorded(host: Host, hostile: McpServer) -> None:
+    with pytest.raises(UsageError, match=r"over this host's 2097152 \(2 MiB\)"):
+        hostile.open("huge")
+    (refused,) = host.history.select(type="mcp.resource")
+    assert refused.error is not None and "2 MiB" in refused.error["message"]
+    assert hostile.apps == []
+
+
+def test_an_app_served_with_the_wrong_mime_type_is_refused(hostile: McpServer) -> None:
+    with pytest.raises(UsageError, match="served as 'text/html', not 'text/html;profile=mcp-app'"):
+        hostile.open("wrong_mime")
+
+
+def test_a_resource_that_is_not_ui_is_never_read(host: Host, hostile: McpServer) -> None:
+    with pytest.raises(UsageError, match="is not a ui:// resource"):
+        hostile.open("not_ui")
+    reads = [r for r in host.history.select(kind="mcp") if r.type == "mcp.resources/read"]
+    assert reads == []  # the control below reads one
+    hostile.open("fine").wait(DEADLINE)
+    assert [r for r in host.history.select(kind="mcp") if r.type == "mcp.resources/read"]
+
+
+def test_a_tool_that_never_returns_is_cancelled_at_its_deadline(
+    host: Host, hostile: McpServer
+) -> None:
+    view = View(host)
+    app = hostile.open("hang")
+    assert app.wait(DEADLINE) is None
+    assert app.cancelled == "the server did not answer within 3 s"
+    (cancelled,) = view.wait(
+        lambda op: op["op"] == "mcp_notify" and op["method"].endswith("tool-cancelled")
+    )
+    assert cancelled["params"] == {"reason": app.cancelled}
+    assert hostile.status == "ready"  # one hung call, the server still serves
+    assert hostile.open("fine").wait(DEADLINE) is not None
+
+
+def test_a_server_that_dies_shows_why_and_cancels_its_apps(host: Host, hostile: McpServer) -> None:
+    view = View(host)
+    shown = hostile.open("fine")
+    shown.wait(DEADLINE)
+    dying = hostile.open("die")
+    assert dying.wait(DEADLINE) is None
+    assert dying.cancelled is not None and "Connection closed" in dying.cancelled
+    view.wait(lambda op: op["op"] == "mcp_note" and "ended" in op["text"])
+    assert hostile.status == "ended"
+    assert hostile.problem is not None
+    assert "hostile: exiting on purpose" in hostile.problem  # its stderr, where the user looks
+    with pytest.raises(UsageError, match="the server is ended"):
+        hostile.call("fine")
