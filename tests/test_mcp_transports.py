@@ -135,5 +135,7 @@ def test_a_server_that_dies_shows_why_and_cancels_its_apps(host: Host, hostile: 
     assert hostile.status == "ended"
     assert hostile.problem is not None
     assert "hostile: exiting on purpose" in hostile.problem  # its stderr, where the user looks
+    (problem,) = host.problems  # the host view's problems line: seen with no app open too
+    assert (problem.where, problem.source) == ("MCP server 'hostile'", "mcp")
     with pytest.raises(UsageError, match="the server is ended"):
         hostile.call("fine")

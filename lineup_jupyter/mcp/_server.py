@@ -41,6 +41,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from contextlib import AbstractContextManager
 
+    from ..runtime._problems import Problems
+
 __all__ = ["McpHost", "McpServer", "McpTool", "fit_name"]
 
 APP_CALL_SECONDS = 300.0  # an app's tools/call waits this long for the user at most (H20)
@@ -64,6 +66,9 @@ class McpHost(Protocol):
 
     @property
     def mcp_apps(self) -> McpApps: ...
+
+    @property
+    def problems(self) -> Problems: ...
 
     def receive(self, raw: Any) -> ProtocolError | None: ...
 
@@ -117,6 +122,7 @@ class McpServer:
         self._subscription: Subscription | None = None
         self._declared: list[str] = []
         self._claimed = False
+        self._closing = False
         self.timeout = timeout
         self.tools: list[McpTool] = []
         # The server's answers arrive on the connection's loop thread; what they change in
@@ -308,6 +314,7 @@ class McpServer:
 
     def close(self) -> None:
         """Close its apps, withdraw its tools' capabilities, end the session."""
+        self._closing = True
         for app in self.apps:
             app.close()
         with self._host.lock:
@@ -326,7 +333,17 @@ class McpServer:
             self._worker.stop()
 
     def _ended(self, reason: str) -> None:
-        self._home.call(lambda: self._apps.server_ended(self, reason), "an MCP server ended")
+        """The session ended: its apps say why; unless the user closed it, so does the host
+        view's problems line (a server that dies with no app open is seen too)."""
+
+        def ended() -> None:
+            self._apps.server_ended(self, reason)
+            if not self._closing and self._claimed:
+                self._host.problems.add(
+                    f"MCP server {self.name!r}", reason, agent_id=self.agent_id, source="mcp"
+                )
+
+        self._home.call(ended, "an MCP server ended")
 
     def _when_done(
         self, future: Future[Any], work: Callable[[Future[Any]], None], what: str
