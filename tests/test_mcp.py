@@ -444,3 +444,14 @@ def test_a_view_made_after_an_app_opened_gets_it_in_the_snapshot(host: Host) -> 
     (shown,) = view.sent[-1]["mcp_apps"]
     assert (shown["app_id"], shown["result"]) == (app.app_id, app.result)
     server.close()
+
+
+def test_a_request_id_must_be_what_json_rpc_allows(server: McpServer, view: View) -> None:
+    app_id = opened(server, view)
+    view.request(app_id, {"forged": True}, "ui/message", {})
+    error = view.wait_response(app_id, {"forged": True})["error"]
+    assert error["code"] == -32602 and "string or an integer" in error["message"]
+    assert server.apps[0].messages == []  # the control below is kept
+    view.request(app_id, "m1", "ui/message", {"content": []})
+    view.wait_response(app_id, "m1")
+    assert server.apps[0].messages == [{"content": []}]

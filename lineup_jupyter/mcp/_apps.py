@@ -289,14 +289,21 @@ class McpApps:
     def request(self, app_id: str, request_id: Any, method: str, params: dict[str, Any]) -> None:
         """An app's JSON-RPC request: its server answers (one ``mcp_response``)."""
         app = self._apps.get(app_id)
+        problem = None
         if app is None or app.closed:
+            problem = f"no MCP app {app_id[:100]!r} is open"
+        elif type(request_id) not in (str, int) or len(str(request_id)) > 200:
+            problem = (
+                "a request's id is a string or an integer (JSON-RPC), of at most 200 characters"
+            )
+        if app is None or problem is not None:
             self.record(app_id, "from_app", method, {"id": request_id, "method": method})
             self._emit(
                 {
                     "op": "mcp_response",
                     "app_id": app_id,
                     "id": request_id,
-                    "error": {"code": INVALID_PARAMS, "message": f"no MCP app {app_id!r} is open"},
+                    "error": {"code": INVALID_PARAMS, "message": problem or "no app"},
                 }
             )
             return

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 
 __all__ = ["McpHost", "McpServer", "McpTool", "fit_name"]
 
+TICKETS_KEPT = 256  # started calls whose result a repeat (C12) may still be answered from
 APP_CALL_SECONDS = 300.0  # an app's tools/call waits this long for the user at most (H20)
 _SEGMENT = 63  # a capability name's segment, at most (rules.CAPABILITY_NAME_PATTERN)
 
@@ -499,6 +500,8 @@ class McpServer:
             ticket = f"t{next(self._ticket_ids)}"
             with self._lock:
                 self._tickets[ticket] = self._tools_call(tool.name, arguments, None)
+                while len(self._tickets) > TICKETS_KEPT:  # the oldest: long answered
+                    del self._tickets[next(iter(self._tickets))]
             return {"ticket": ticket, "tool": tool.name}
 
         return start
