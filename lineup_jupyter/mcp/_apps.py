@@ -74,15 +74,24 @@ class McpApp:
         self.closed = False
         self.notes: list[str] = []
         self._done = threading.Event()
+        self._answer: dict[str, Any] | None = None  # the result, as soon as the server answered
+
+    def answered(self, result: dict[str, Any] | None) -> None:
+        """The server answered (``result``) or never will (None): what ``wait`` returns. Set
+        on the connection's thread, at once; ``result`` and the view follow on the host's."""
+        self._answer = result
+        self._done.set()
 
     @property
     def title(self) -> str:
         return self.tool.title or self.tool.name
 
     def wait(self, timeout: float | None = None) -> dict[str, Any] | None:
-        """Block until the tool answered or was cancelled (at most ``timeout`` s): the result."""
+        """Block until the tool answered or was cancelled (at most ``timeout`` s): its result,
+        or None. Safe in a cell: the answer does not need the kernel's loop to arrive
+        (``result`` and the view are updated on it, after the cell)."""
         self._done.wait(timeout)
-        return self.result
+        return self._answer if self._answer is not None else self.result
 
     def close(self) -> None:
         """Close the app's card (as the user's close button does)."""

@@ -271,6 +271,9 @@ class McpServer:
             else:
                 self._apps.settle(app, cancelled=str(error))
 
+        future.add_done_callback(
+            lambda done: app.answered(None if done.exception() else done.result())
+        )
         self._when_done(future, done, "showing an MCP tool's result")
         return app
 
@@ -437,6 +440,9 @@ class McpServer:
             self._error(
                 app, request_id, INVALID_PARAMS, "tools/call needs a name and an arguments object"
             )
+            return
+        if self.status != "ready":
+            self._error(app, request_id, REFUSED, f"the server has ended: {self.problem}")
             return
         tool = next((t for t in self.tools if t.name == name), None)
         if tool is None:
