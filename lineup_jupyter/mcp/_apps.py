@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -73,7 +74,8 @@ class McpApp:
         self.generation = 1
         self.closed = False
         self.notes: list[str] = []
-        self._done = threading.Event()
+        self._done = threading.Event()  # the server answered, or never will
+        self._settled = threading.Event()  # and result / cancelled say so
         self._answer: dict[str, Any] | None = None  # the result, as soon as the server answered
 
     def answered(self, result: dict[str, Any] | None) -> None:
@@ -90,7 +92,10 @@ class McpApp:
         """Block until the tool answered or was cancelled (at most ``timeout`` s): its result,
         or None. Safe in a cell: the answer does not need the kernel's loop to arrive
         (``result`` and the view are updated on it, after the cell)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
         self._done.wait(timeout)
+        if self.server.settles_elsewhere():  # then result and cancelled are set here too
+            self._settled.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
         return self._answer if self._answer is not None else self.result
 
     def close(self) -> None:
@@ -208,6 +213,7 @@ class McpApps:
                 if not app.closed:
                     self._notify(app, "tool-cancelled", {"reason": app.cancelled})
             app._done.set()
+            app._settled.set()
 
     def _notify(self, app: McpApp, what: str, params: dict[str, Any]) -> None:
         self._emit(

@@ -349,6 +349,12 @@ class McpServer:
 
         self._home.call(ended, "an MCP server ended")
 
+    def settles_elsewhere(self) -> bool:
+        """Whether the host's side of an answer runs on another thread than this one (a
+        worker, or the kernel's loop seen from a thread of its own): then it may be waited
+        for here. In a cell on the kernel's loop it may not: the cell holds that loop."""
+        return self._worker is not None or threading.get_ident() != self._home.ident
+
     def _when_done(
         self, future: Future[Any], work: Callable[[Future[Any]], None], what: str
     ) -> None:
