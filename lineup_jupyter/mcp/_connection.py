@@ -188,7 +188,11 @@ class McpConnection:
             except asyncio.TimeoutError:
                 raise McpFailure(f"the server did not answer within {deadline:g} s") from None
 
-        running = self._loop.submit(run())
+        try:
+            running = self._loop.submit(run())
+        except RuntimeError:  # the loop closed since the status was read: it ended
+            result.set_exception(McpFailure(f"the server is ended: {self.problem}"))
+            return result
 
         def done(future: Future[T]) -> None:
             if future.cancelled():
