@@ -139,3 +139,12 @@ def test_a_server_that_dies_shows_why_and_cancels_its_apps(host: Host, hostile: 
     assert (problem.where, problem.source) == ("MCP server 'hostile'", "mcp")
     with pytest.raises(UsageError, match="the server is ended"):
         hostile.call("fine")
+
+
+def test_a_tool_with_an_invalid_schema_is_refused_alone(host: Host, hostile: McpServer) -> None:
+    """The connection stands; that tool is no capability (its apps may not call it), on
+    record; the control: the other tools are declared."""
+    assert hostile.tool("bad_schema").capability is None
+    (refused,) = host.history.select(type="mcp.tool")
+    assert refused.error is not None and refused.error["path"] == "$.inputSchema"
+    assert hostile.tool("fine").capability == "mcp.hostile.fine"

@@ -186,11 +186,15 @@ class McpServer:
             annotations = annotations if isinstance(annotations, dict) else {}
             read_only = annotations.get("readOnlyHint") is True
             destructive = not read_only and annotations.get("destructiveHint") is True
-            segment = fit_name(name)[: max(1, room)]
-            while segment in taken:  # two tools whose names fit to the same segment
-                segment = f"{segment[: max(1, room - 4)]}-{len(taken)}"
+            base = segment = fit_name(name)[: max(1, room)]
+            for count in itertools.count(2):  # two tools whose names fit to the same segment
+                if segment not in taken:
+                    break
+                segment = f"{base[: max(1, room - 5)]}-{count}"
             taken.add(segment)
             capability = self.capability_prefix + segment if "app" in shown else None
+            if capability is not None:
+                capability = self._declare_one(capability, name, raw, destructive)
             tool = McpTool(
                 name=name,
                 title=raw.get("title") if isinstance(raw.get("title"), str) else None,
@@ -204,9 +208,16 @@ class McpServer:
                 capability=capability,
             )
             self.tools.append(tool)
-            if capability is None:
-                continue
-            schema = raw.get("inputSchema")
+
+    def _declare_one(
+        self, capability: str, tool: str, raw: dict[str, Any], destructive: bool
+    ) -> str | None:
+        """Declare one tool for its apps; a tool the registry refuses (its inputSchema is no
+        JSON Schema) is refused alone, on record, and its apps may not call it."""
+        schema = raw.get("inputSchema")
+        title, description = raw.get("title"), raw.get("description")
+        shown = title if isinstance(title, str) else description
+        try:
             with self._host.lock:
                 self._host.capabilities.declare(
                     Capability(
@@ -214,11 +225,20 @@ class McpServer:
                         "system_permission" if destructive else "user_confirmation",
                         input_schema=schema if isinstance(schema, dict) else {"type": "object"},
                         handler=self._handler(tool),
-                        description=(tool.title or tool.description or tool.name)[:500],
+                        description=(shown if isinstance(shown, str) else tool)[:500],
                         callers=frozenset({self.agent_id}),
                     )
                 )
-            self._declared.append(capability)
+        except UsageError as error:
+            self._host.history.add(
+                "to_client",
+                "refused",
+                {"type": "mcp.tool", "server": self.name, "tool": tool[:200]},
+                {"code": "invalid", "rule": "C7", "path": "$.inputSchema", "message": str(error)},
+            )
+            return None
+        self._declared.append(capability)
+        return capability
 
     def tool(self, name: str) -> McpTool:
         for tool in self.tools:
@@ -504,17 +524,17 @@ class McpServer:
                 {"rule": refused.rule, "status": "refused", "reason": refused.message[:500]},
             )
 
-    def _handler(self, tool: McpTool) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    def _handler(self, tool: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
         """The capability's handler: start the tool's call, return its ticket at once (the
         broker runs it under the host's lock; the server must never be waited for there)."""
 
         def start(arguments: dict[str, Any]) -> dict[str, Any]:
             ticket = f"t{next(self._ticket_ids)}"
             with self._lock:
-                self._tickets[ticket] = self._tools_call(tool.name, arguments, None)
+                self._tickets[ticket] = self._tools_call(tool, arguments, None)
                 while len(self._tickets) > TICKETS_KEPT:  # the oldest: long answered
                     del self._tickets[next(iter(self._tickets))]
-            return {"ticket": ticket, "tool": tool.name}
+            return {"ticket": ticket, "tool": tool}
 
         return start
 

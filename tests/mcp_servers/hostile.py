@@ -1,7 +1,8 @@
 """An MCP server that gets MCP Apps wrong on purpose, written with the official SDK.
 
 ``huge`` points at a 3 MiB resource, ``wrong_mime`` at one served as text/html, ``not_ui`` at
-an https:// URI, ``hang`` never returns, ``die`` ends the process (stdio), ``fine`` works.
+an https:// URI, ``hang`` never returns, ``die`` ends the process (stdio), ``bad_schema``
+declares an inputSchema that is no JSON Schema, ``fine`` works.
 Run as ``python -m tests.mcp_servers.hostile`` from the checkout (``http`` as for weather.py).
 The SDK's Apps helper refuses the wrong ones, so they are made with MCPServer's own tools
 and resources, as a careless or hostile server would serve them.
@@ -61,6 +62,15 @@ def build() -> MCPServer[Any]:
     @server.tool(description="Not a ui:// resource", meta=ui("https://evil.example/app.html"))
     def not_ui() -> str:
         return "not ui"
+
+    @server.tool(description="Declares an inputSchema that is no JSON Schema")
+    def bad_schema() -> str:
+        return "bad"
+
+    # The SDK makes schemas from signatures; a careless server can still send any JSON.
+    tool = server._tool_manager.get_tool("bad_schema")
+    assert tool is not None
+    tool.parameters = {"type": "object", "properties": {"x": {"type": 5}}}
 
     big = "<!doctype html><p>" + "x" * HUGE_BYTES + "</p>"
     server.add_resource(
