@@ -39,6 +39,7 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 REFUSED = -32000  # refused by the user, or not allowed (data: rule, reason)
 MESSAGES_KEPT = 100  # ui/message lines an app keeps
+NOTES_KEPT = 20  # the newest notes an app's spec keeps, for a view that reloads
 TRAFFIC_ITEMS = 50  # items of one mcp_traffic message recorded; the rest are counted
 PREVIEW_CHARS = 4096  # of a traffic item's message, as the history keeps it
 
@@ -228,7 +229,7 @@ class McpApps:
     def note(self, app: McpApp, text: str) -> None:
         """A line the app's card shows (raw: the view shows it with honest_text)."""
         with self._lock:
-            app.notes = [*app.notes, text][-20:]
+            app.notes = [*app.notes, text][-NOTES_KEPT:]
             if not app.closed:
                 self._emit({"op": "mcp_note", "app_id": app.app_id, "text": text})
 

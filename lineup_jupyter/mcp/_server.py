@@ -33,7 +33,7 @@ from ..protocol import rules
 from ..protocol._envelopes import new_envelope, now_iso, stamp, utc_now
 from ..protocol._errors import ProtocolError, UsageError
 from ..runtime._threads import HostThread, Worker
-from ._apps import INVALID_PARAMS, METHOD_NOT_FOUND, REFUSED, McpApp, McpApps
+from ._apps import INVALID_PARAMS, MESSAGES_KEPT, METHOD_NOT_FOUND, REFUSED, McpApp, McpApps
 from ._connection import McpConnection, McpFailure
 from ._resources import AppResource, ResourceRefused, app_resource
 
@@ -430,7 +430,7 @@ class McpServer:
                 app, request_id, "app.open_url", {"url": url}, f"open a link: {url}", None
             )
         elif method == "ui/message":
-            app.messages = [*app.messages, params][-100:]
+            app.messages = [*app.messages, params][-MESSAGES_KEPT:]
             self._apps.note(app, f"message: {_text(params)}")
             self._apps.respond(app.app_id, request_id, result={})
         elif method == "ui/update-model-context":
