@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -48,6 +49,7 @@ def test_stdio_the_three_lines_of_the_docs(host: Host) -> None:
     finally:
         server.close()
     assert server.status == "ended"
+    assert server.view()["status"] == "closed" and server.view()["problem"] is None
 
 
 def test_streamable_http_on_loopback(host: Host) -> None:
@@ -126,17 +128,30 @@ def test_a_tool_that_never_returns_is_cancelled_at_its_deadline(
 
 def test_a_server_that_dies_shows_why_and_cancels_its_apps(host: Host, hostile: McpServer) -> None:
     view = View(host)
+    assert view.widget.agents == [hostile.view()]  # H42: its line, as an agent's
+    assert view.widget.agents[0]["status"] == "ready"
+    ended = threading.Event()
+    view.widget.observe(
+        lambda change: (
+            ended.set() if [line["status"] for line in change["new"]] == ["ended"] else None
+        ),
+        names="agents",
+    )
     shown = hostile.open("fine")
     shown.wait(DEADLINE)
     dying = hostile.open("die")
     assert dying.wait(DEADLINE) is None
     assert dying.cancelled is not None and "Connection closed" in dying.cancelled
     view.wait(lambda op: op["op"] == "mcp_note" and "ended" in op["text"])
+    assert ended.wait(DEADLINE)  # the last the host does of an end: the agents line
     assert hostile.status == "ended"
     assert hostile.problem is not None
     assert "hostile: exiting on purpose" in hostile.problem  # its stderr, where the user looks
     (problem,) = host.problems  # the host view's problems line: seen with no app open too
     assert (problem.where, problem.source) == ("MCP server 'hostile'", "mcp")
+    (line,) = view.widget.agents
+    assert line["agent_id"] == "mcp.hostile" and line["via"].startswith("MCP over stdio, ")
+    assert "exiting on purpose" in line["problem"]
     with pytest.raises(UsageError, match="the server is ended"):
         hostile.call("fine")
 

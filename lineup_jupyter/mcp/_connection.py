@@ -61,6 +61,7 @@ class McpConnection:
         self.timeout = timeout
         self._on_end = on_end
         self._target, self._stderr = self._transport(server)
+        self.via = _via(server)
         self.status = "connecting"
         self.problem: str | None = None
         self.server_info: dict[str, Any] = {}
@@ -230,6 +231,19 @@ class McpConnection:
             with contextlib.suppress(Exception):
                 self._session.result(self.timeout)
         self._end("closed by the user")
+
+
+def _via(server: Any) -> str:
+    """How the host reaches the server, in a few words (the host view's agents line)."""
+    if isinstance(server, str):
+        return f"MCP over HTTP, {server[:200]}"
+    command = getattr(server, "command", None)
+    if isinstance(command, str):
+        args = [str(arg) for arg in getattr(server, "args", [])]
+        return "MCP over stdio, " + " ".join([command, *args])[:200]
+    if isinstance(server, Sequence):
+        return "MCP over stdio, " + " ".join(os.fspath(part) for part in server)[:200]
+    return "MCP in-process"
 
 
 def _closed(error: BaseException) -> bool:

@@ -110,12 +110,19 @@ class McpServer:
     ``close``. ``status`` is ready or ended (``problem`` says why)."""
 
     def __init__(
-        self, host: McpHost, server: Any, *, name: str | None = None, timeout: float = 30.0
+        self,
+        host: McpHost,
+        server: Any,
+        *,
+        name: str | None = None,
+        timeout: float = 30.0,
+        on_change: Callable[[], None] | None = None,
     ) -> None:
         if timeout <= 0:
             raise UsageError(f"[lineup] timeout must be more than 0 seconds, not {timeout}")
         self._host = host
         self._apps = host.mcp_apps
+        self._on_change = on_change  # the host view's agents line redraws
         self._lock = threading.Lock()
         self._tickets: dict[str, Future[Any]] = {}
         self._waiting: dict[str, list[tuple[McpApp, Any, str]]] = {}  # call_id -> requests
@@ -257,6 +264,17 @@ class McpServer:
     def problem(self) -> str | None:
         return self._connection.problem
 
+    def view(self) -> dict[str, Any]:
+        """Its line in the host view's agents list (as an agent outside the kernel's, H42):
+        who, how, its status, and why it ended unless the user closed it."""
+        closed = self._closing
+        return {
+            "agent_id": getattr(self, "agent_id", None),
+            "via": self._connection.via,
+            "status": "closed" if closed else self.status,
+            "problem": None if closed else self.problem,
+        }
+
     @property
     def apps(self) -> list[McpApp]:
         """Its apps open in the host's view."""
@@ -366,6 +384,8 @@ class McpServer:
                 self._host.problems.add(
                     f"MCP server {self.name!r}", reason, agent_id=self.agent_id, source="mcp"
                 )
+            if self._on_change is not None:
+                self._on_change()
 
         self._home.call(ended, "an MCP server ended")
 
