@@ -7,6 +7,7 @@ in a precise reason where the user looks, never in a hung kernel.
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 import threading
@@ -67,6 +68,14 @@ def test_streamable_http_on_loopback(host: Host) -> None:
         finally:
             server.close()
             process.terminate()
+
+
+def test_a_url_where_nothing_listens_is_a_precise_error(host: Host) -> None:
+    with socket.socket() as probe:  # a port that was free: nothing listens on it now
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(UsageError, match="could not connect to the MCP server: the connection"):
+        host.connect_mcp(f"http://127.0.0.1:{port}/mcp", timeout=10)
 
 
 def test_a_url_that_is_not_http_is_refused_before_anything_starts(host: Host) -> None:

@@ -76,8 +76,9 @@ class McpConnection:
     def _transport(self, server: Any) -> tuple[Any, Any]:
         """What ``mcp.Client`` connects to: a URL (streamable HTTP), a process (stdio: its
         stderr kept in a file, for the reason it ended), or a server object in-process."""
-        mcp = self._sdk
         from mcp.client.stdio import StdioServerParameters, stdio_client
+        from mcp.server import Server
+        from mcp.server.mcpserver import MCPServer
 
         if isinstance(server, str):
             if not server.startswith(("http://", "https://")):
@@ -95,7 +96,7 @@ class McpConnection:
             # Closed when the connection ends (_end), not at the end of this block.
             stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")  # noqa: SIM115
             return stdio_client(server, errlog=stderr), stderr
-        if isinstance(server, (mcp.server.Server, mcp.server.mcpserver.MCPServer)):
+        if isinstance(server, (Server, MCPServer)):
             return server, None
         raise UsageError(
             f"[lineup] cannot connect to {type(server).__name__}: an MCP server is an http(s):// "
