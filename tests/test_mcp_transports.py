@@ -33,7 +33,7 @@ def hostile_process() -> StdioServerParameters:
 
 @pytest.fixture
 def hostile(host: Host) -> Iterator[McpServer]:
-    server = host.connect_mcp(hostile_process(), timeout=3)
+    server = host.connect_mcp(hostile_process())
     yield server
     server.close()
 
@@ -124,9 +124,9 @@ def test_a_tool_that_never_returns_is_cancelled_at_its_deadline(
     host: Host, hostile: McpServer
 ) -> None:
     view = View(host)
-    app = hostile.open("hang")
+    app = hostile.open("hang", timeout=2)
     assert app.wait(DEADLINE) is None
-    assert app.cancelled == "the server did not answer within 3 s"
+    assert app.cancelled == "the server did not answer within 2 s"
     (cancelled,) = view.wait(
         lambda op: op["op"] == "mcp_notify" and op["method"].endswith("tool-cancelled")
     )

@@ -282,10 +282,13 @@ class McpServer:
 
     # ---- the user's acts -----------------------------------------------------------
 
-    def open(self, tool: str, arguments: dict[str, Any] | None = None) -> McpApp:
+    def open(
+        self, tool: str, arguments: dict[str, Any] | None = None, *, timeout: float | None = None
+    ) -> McpApp:
         """Show ``tool``'s app in the host's view at once and call the tool in the
         background (the user's act: no card); the app gets ``tool-input`` now and
-        ``tool-result`` (or ``tool-cancelled``) when the server answered."""
+        ``tool-result`` (or ``tool-cancelled``) when the server answered, or at the deadline:
+        ``timeout`` seconds, the server's own by default."""
         found = self.tool(tool)
         if found.resource_uri is None:
             raise UsageError(
@@ -300,7 +303,7 @@ class McpServer:
         arguments = {} if arguments is None else dict(arguments)
         resource = self.resource(found.resource_uri)
         app = self._apps.open(self, found, arguments, resource)
-        future = self._tools_call(found.name, arguments, app)
+        future = self._tools_call(found.name, arguments, app, timeout)
 
         def done(future: Future[dict[str, Any]]) -> None:
             error = future.exception()
@@ -315,12 +318,18 @@ class McpServer:
         self._when_done(future, done, "showing an MCP tool's result")
         return app
 
-    def call(self, tool: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Call ``tool`` as the user, wait for its answer (the CallToolResult as JSON)."""
+    def call(
+        self, tool: str, arguments: dict[str, Any] | None = None, *, timeout: float | None = None
+    ) -> dict[str, Any]:
+        """Call ``tool`` as the user, wait for its answer (the CallToolResult as JSON), at
+        most ``timeout`` seconds (the server's own by default)."""
         self.tool(tool)
-        future = self._tools_call(tool, {} if arguments is None else dict(arguments), None)
+        deadline = self.timeout if timeout is None else timeout
+        future = self._tools_call(
+            tool, {} if arguments is None else dict(arguments), None, deadline
+        )
         try:
-            return future.result(self.timeout + 5)
+            return future.result(deadline + 5)  # the request's own deadline ends it first
         except McpFailure as error:
             raise UsageError(f"[lineup] {self.name}.{tool}: {error}") from None
 
@@ -404,12 +413,16 @@ class McpServer:
     # ---- the server's requests, recorded -------------------------------------------
 
     def _tools_call(
-        self, tool: str, arguments: dict[str, Any], app: McpApp | None
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        app: McpApp | None,
+        timeout: float | None = None,
     ) -> Future[dict[str, Any]]:
         app_id = None if app is None else app.app_id
         params = {"name": tool, "arguments": arguments}
         self._record("to_server", "tools/call", {"method": "tools/call", "params": params}, app_id)
-        raw = self._connection.request(lambda client: client.call_tool(tool, arguments))
+        raw = self._connection.request(lambda client: client.call_tool(tool, arguments), timeout)
         result: Future[dict[str, Any]] = Future()
 
         def done(future: Future[Any]) -> None:
