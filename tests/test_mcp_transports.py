@@ -172,3 +172,16 @@ def test_a_tool_with_an_invalid_schema_is_refused_alone(host: Host, hostile: Mcp
     (refused,) = host.history.select(type="mcp.tool")
     assert refused.error is not None and refused.error["path"] == "$.inputSchema"
     assert hostile.tool("fine").capability == "mcp.hostile.fine"
+
+
+def test_an_app_cannot_pull_a_huge_resource_through_the_comm(
+    host: Host, hostile: McpServer
+) -> None:
+    view = View(host)
+    app = hostile.open("fine")
+    app.wait(DEADLINE)
+    view.request(app.app_id, 1, "resources/read", {"uri": "ui://hostile/huge.html"})
+    error = view.wait_response(app.app_id, 1)["error"]
+    assert error["code"] == -32000 and "over this host's 2097152" in error["message"]
+    view.request(app.app_id, 2, "resources/read", {"uri": "ui://hostile/fine.html"})  # control
+    assert "result" in view.wait_response(app.app_id, 2)

@@ -32,10 +32,11 @@ from ..core._bus import History, Subscription
 from ..protocol import rules
 from ..protocol._envelopes import new_envelope, now_iso, stamp, utc_now
 from ..protocol._errors import ProtocolError, UsageError
+from ..protocol._json import dumps
 from ..runtime._threads import HostThread, Worker
 from ._apps import INVALID_PARAMS, MESSAGES_KEPT, METHOD_NOT_FOUND, REFUSED, McpApp, McpApps
 from ._connection import McpConnection, McpFailure
-from ._resources import AppResource, ResourceRefused, app_resource
+from ._resources import MAX_HTML_BYTES, AppResource, ResourceRefused, app_resource
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -642,6 +643,15 @@ class McpServer:
             found = future.result().model_dump(by_alias=True, exclude_none=True, mode="json")
             found.pop("resultType", None)
             self._record("from_server", "response", _preview_read(found), app.app_id)
+            size = len(dumps(found))
+            if size > MAX_HTML_BYTES:  # it would cross the comm to the page whole
+                self._error(
+                    app,
+                    request_id,
+                    REFUSED,
+                    f"{uri[:200]!r} is {size} bytes as JSON, over this host's {MAX_HTML_BYTES}",
+                )
+                return
             self._apps.respond(app.app_id, request_id, result=found)
 
         self._when_done(future, done, "answering an MCP app's resources/read")
@@ -681,8 +691,6 @@ def _text(params: dict[str, Any]) -> str:
     else:
         text = ""
     if not text:
-        from ..protocol._json import dumps
-
         text = dumps(params)
     return text[:1000]
 
