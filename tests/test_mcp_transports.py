@@ -185,3 +185,12 @@ def test_an_app_cannot_pull_a_huge_resource_through_the_comm(
     assert error["code"] == -32000 and "over this host's 2097152" in error["message"]
     view.request(app.app_id, 2, "resources/read", {"uri": "ui://hostile/fine.html"})  # control
     assert "result" in view.wait_response(app.app_id, 2)
+
+
+def test_a_5_mib_result_is_cancelled_with_its_size(host: Host, hostile: McpServer) -> None:
+    app = hostile.open("flood")
+    assert app.wait(DEADLINE) is None
+    assert app.cancelled is not None and "over this host's 4194304" in app.cancelled
+    calls = [r.envelope["jsonrpc"] for r in host.history.select(kind="mcp")]
+    assert not [c for c in calls if "result" in c and len(str(c)) > 4 * 1024 * 1024]
+    assert hostile.open("fine").wait(DEADLINE) is not None  # the control

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
 __all__ = ["McpHost", "McpServer", "McpTool", "fit_name"]
 
+MAX_RESULT_BYTES = 4 * 1024 * 1024  # a tool's result as JSON, at most (to the app, the history)
 TICKETS_KEPT = 256  # started calls whose result a repeat (C12) may still be answered from
 APP_CALL_SECONDS = 300.0  # an app's tools/call waits this long for the user at most (H20)
 _SEGMENT = 63  # a capability name's segment, at most (rules.CAPABILITY_NAME_PATTERN)
@@ -436,6 +437,12 @@ class McpServer:
                 return
             answer = future.result().model_dump(by_alias=True, exclude_none=True, mode="json")
             answer.pop("resultType", None)
+            size = len(dumps(answer))
+            if size > MAX_RESULT_BYTES:  # the history, the feed and the page would hold it
+                failure = f"the result is {size} bytes as JSON, over this host's {MAX_RESULT_BYTES}"
+                self._record("from_server", "response", {"error": failure}, app_id)
+                result.set_exception(McpFailure(failure))
+                return
             self._record("from_server", "response", {"result": answer}, app_id)
             result.set_result(answer)
 
