@@ -31,6 +31,7 @@ from ..core._components import ComponentChange, Components, ComponentsView
 from ..core._identity import KERNEL, Identities
 from ..core._surfaces import StateRevision, SurfaceChange, Surfaces, SurfacesView
 from ..core._views import views
+from ..mcp._apps import McpApps
 from ..protocol import (
     UiClosePayload,
     rules,
@@ -58,6 +59,7 @@ if TYPE_CHECKING:
     from ..agents._remote import RemoteAgent, SessionHost
     from ..agents._stdio import ProcessAgent
     from ..agents._websocket import WebSocketAgent
+    from ..mcp._server import McpServer
 
 __all__ = ["Host", "session_port"]
 
@@ -157,6 +159,9 @@ class Host:
             broker=self._broker,
             send=self._send,
         )
+        # MCP servers as agents of this host, their apps in its view (docs/mcp-apps.md).
+        self._mcp_apps = McpApps(self._bus.history, self._broker.audit, conversation_id)
+        self._mcp_servers: list[McpServer] = []
         self._user = UserActs(
             lock=self._lock,
             bus=self._bus,
@@ -456,6 +461,11 @@ class Host:
         the instance's agent, so whoever writes the surface can see why nothing happened."""
         return self._user.report_refused(instance_id, report)
 
+    @property
+    def mcp_apps(self) -> McpApps:
+        """The MCP apps open in this host's view (docs/mcp-apps.md)."""
+        return self._mcp_apps
+
     # ---- in the notebook -----------------------------------------------------------
 
     @property
@@ -523,6 +533,38 @@ class Host:
         self._listeners.append(listener)
         return listener
 
+    def connect_mcp(
+        self, server: Any, *, name: str | None = None, timeout: float = 30.0
+    ) -> McpServer:
+        """Connect to an MCP server and list its tools (docs/mcp-apps.md); it becomes the
+        agent ``mcp.<name>``, and ``server.open(tool, arguments)`` shows a tool's app here.
+
+        ``server``: a command as a list (stdio), an ``http(s)://`` URL (streamable HTTP),
+        ``mcp.StdioServerParameters``, or a server object (in-process). ``name`` replaces
+        the server's own; ``timeout`` is every request's deadline, in seconds. Needs the
+        ``mcp`` extra: ``pip install 'lineup-jupyter[mcp]'``.
+        """
+        from ..mcp._server import McpServer
+
+        connected = McpServer(self, server, name=name, timeout=timeout, on_change=self._mcp_changed)
+        with self._lock:
+            ended = [s for s in self._mcp_servers if s.status == "ended"]
+            for gone in ended[: max(0, len(ended) + 1 - _CLOSED_AGENTS_SHOWN)]:
+                self._mcp_servers.remove(gone)
+            self._mcp_servers.append(connected)
+        self._mcp_changed()
+        return connected
+
+    def _mcp_changed(self) -> None:
+        if self._connection_watchers:
+            self._connection_watchers.notify()
+
+    @property
+    def mcp_servers(self) -> list[McpServer]:
+        """The MCP servers this host connected to, the ended ones too (the last few), with
+        their ``status`` and ``problem``; the host's view lists them with the agents."""
+        return list(self._mcp_servers)
+
     @property
     def remote_agents(self) -> list[RemoteAgent]:
         """The agents outside the kernel: processes, WebSockets, and those that connected to
@@ -540,6 +582,9 @@ class Host:
         with self._lock:
             agents, self._remote_agents = self._remote_agents, []
             listeners, self._listeners = self._listeners, []
+            servers, self._mcp_servers = self._mcp_servers, []
+        for server in servers:
+            server.close()
         for agent in agents:  # an ended agent's close does nothing more
             agent.close()
         for listener in listeners:
