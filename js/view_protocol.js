@@ -103,6 +103,66 @@
  */
 
 /**
+ * An app's JSON-RPC request the kernel answers (with exactly one `mcp_response`):
+ * `tools/call`, `ui/open-link`, `ui/message`, `ui/update-model-context`,
+ * `resources/read`. The kernel checks `method` and `params`.
+ * @typedef {object} McpRequest
+ * @property {"mcp_request"} kind
+ * @property {string} app_id
+ * @property {any} id
+ * @property {string} method
+ * @property {Record<string, any>} [params]
+ */
+
+/**
+ * One JSON-RPC message between an app and the page; over 4 KiB as JSON, a `preview`
+ * (its start) and its `size` instead of the `message`.
+ * @typedef {object} McpTrafficItem
+ * @property {"to_app" | "from_app"} dir
+ * @property {any} [message]
+ * @property {string} [preview]
+ * @property {number} [size]
+ */
+
+/**
+ * The app's JSON-RPC traffic as the page saw it, batched (at most 50 items a second per
+ * app): recorded in the history for the inspector. The kernel checks each item.
+ * @typedef {object} McpTraffic
+ * @property {"mcp_traffic"} kind
+ * @property {string} app_id
+ * @property {McpTrafficItem[]} items
+ */
+
+/**
+ * What the page refused of an app (a forged response id, a request before
+ * `initialized`, an oversized message, a flood): recorded and shown.
+ * @typedef {object} McpRefused
+ * @property {"mcp_refused"} kind
+ * @property {string} app_id
+ * @property {string} code
+ * @property {string} message
+ * @property {string} [path]
+ */
+
+/**
+ * The user's answer on a grant card: `directive` is `connectDomains` or
+ * `resourceDomains` (the kernel checks it).
+ * @typedef {object} McpGrant
+ * @property {"mcp_grant"} kind
+ * @property {string} app_id
+ * @property {string} directive
+ * @property {string} domain
+ * @property {boolean} allow
+ */
+
+/**
+ * The user closed an app's card (the view sent `ui/resource-teardown` first).
+ * @typedef {object} McpClose
+ * @property {"mcp_close"} kind
+ * @property {string} app_id
+ */
+
+/**
  * An inspector view starts (again): everything the history still has (`reset`).
  * @typedef {object} InspectorSync
  * @property {"sync"} kind
@@ -221,11 +281,101 @@
  */
 
 /**
+ * The domains of a `ui://` resource's `_meta.ui.csp` this host knows, per directive.
+ * @typedef {object} McpCsp
+ * @property {string[]} connectDomains
+ * @property {string[]} resourceDomains
+ */
+
+/**
+ * A declared domain this host never grants (`frameDomains`, `baseUriDomains`).
+ * @typedef {object} McpRefusedCsp
+ * @property {string} directive
+ * @property {string} domain
+ * @property {string} reason
+ */
+
+/**
+ * An open MCP app as a view builds its frame from: the resource's HTML, the CSP as
+ * declared and as granted, the tool's arguments and, once known, its result or why it was
+ * cancelled (a reloaded view replays them). A new `generation` (after a grant) means a
+ * new frame. `notes`: the newest lines its card shows (`mcp_note`).
+ * @typedef {object} McpAppSpec
+ * @property {string} app_id
+ * @property {string} agent
+ * @property {string} server
+ * @property {string} server_version
+ * @property {string} tool
+ * @property {string} title
+ * @property {string} resource_uri
+ * @property {string} html
+ * @property {McpCsp} csp
+ * @property {McpCsp} granted
+ * @property {McpRefusedCsp[]} refused_csp
+ * @property {boolean | null} prefers_border
+ * @property {Record<string, any>} arguments
+ * @property {Record<string, any> | null} result
+ * @property {string | null} cancelled
+ * @property {number} generation
+ * @property {string[]} notes
+ */
+
+/**
+ * An MCP app opened, or a new generation of it (a new frame).
+ * @typedef {object} McpOpenOp
+ * @property {"mcp_open"} op
+ * @property {McpAppSpec} spec
+ */
+
+/**
+ * @typedef {object} McpCloseOp
+ * @property {"mcp_close"} op
+ * @property {string} app_id
+ */
+
+/**
+ * A notification for the app, by its full method name.
+ * @typedef {object} McpNotifyOp
+ * @property {"mcp_notify"} op
+ * @property {string} app_id
+ * @property {"ui/notifications/tool-input" | "ui/notifications/tool-input-partial" | "ui/notifications/tool-result" | "ui/notifications/tool-cancelled"} method
+ * @property {Record<string, any>} params
+ */
+
+/**
+ * A JSON-RPC error: -32601 method not found, -32602 invalid params, -32000 refused by
+ * the user or not allowed (`data`: `{rule, reason}`).
+ * @typedef {object} McpError
+ * @property {number} code
+ * @property {string} message
+ * @property {any} [data]
+ */
+
+/**
+ * The one answer to an app's `mcp_request`: `result` or `error`.
+ * @typedef {object} McpResponseOp
+ * @property {"mcp_response"} op
+ * @property {string} app_id
+ * @property {any} id
+ * @property {Record<string, any>} [result]
+ * @property {McpError} [error]
+ */
+
+/**
+ * A line the app's card shows (a ui/message, a model-context update, a refusal): raw
+ * text, shown with honest_text.
+ * @typedef {object} McpNoteOp
+ * @property {"mcp_note"} op
+ * @property {string} app_id
+ * @property {string} text
+ */
+
+/**
  * Each change alone, numbered: a view that sees a gap in `seq` asks for `sync`.
  * @typedef {object} Feed
  * @property {"feed"} kind
  * @property {number} seq
- * @property {(OpenOp | CloseOp | StateOp | PatchOp | ComponentOp | SpliceOp | RemovedOp)[]} ops
+ * @property {(OpenOp | CloseOp | StateOp | PatchOp | ComponentOp | SpliceOp | RemovedOp | McpOpenOp | McpCloseOp | McpNotifyOp | McpResponseOp | McpNoteOp)[]} ops
  */
 
 /**
@@ -235,6 +385,7 @@
  * @property {number} seq
  * @property {SurfaceSpec[]} surfaces
  * @property {Record<string, any>[]} components
+ * @property {McpAppSpec[]} mcp_apps
  */
 
 /**
@@ -330,7 +481,7 @@
  * @property {string} text
  */
 
-/** @typedef {Sync | SurfaceEvent | SurfaceEvents | CloseSurface | Refused | Answer | ConsentSync | ConsentDecide | ConsentRevoke | ClearProblems | SurfaceProblem} HostViewMessage */
+/** @typedef {Sync | SurfaceEvent | SurfaceEvents | CloseSurface | Refused | Answer | ConsentSync | ConsentDecide | ConsentRevoke | ClearProblems | SurfaceProblem | McpRequest | McpTraffic | McpRefused | McpGrant | McpClose} HostViewMessage */
 
 /** @typedef {SurfaceEvent | Refused} EventItem */
 
@@ -340,7 +491,7 @@
 
 /** @typedef {Snapshot | Feed | AnswerRefused | Consent | ConsentDelta} HostKernelMessage */
 
-/** @typedef {OpenOp | CloseOp | StateOp | PatchOp | ComponentOp | SpliceOp | RemovedOp} FeedOpMessage */
+/** @typedef {OpenOp | CloseOp | StateOp | PatchOp | ComponentOp | SpliceOp | RemovedOp | McpOpenOp | McpCloseOp | McpNotifyOp | McpResponseOp | McpNoteOp} FeedOpMessage */
 
 /** @typedef {Records | Reset | States | Export} InspectorKernelMessage */
 

@@ -134,6 +134,69 @@ class SurfaceProblem(TypedDict):
     stack: NotRequired[str]
 
 
+# ---- view -> kernel: MCP Apps in the host view (js/mcp_host.js; docs/mcp-apps.md) ------
+
+
+class McpRequest(TypedDict):
+    """An app's JSON-RPC request the kernel answers (with exactly one ``mcp_response``):
+    ``tools/call``, ``ui/open-link``, ``ui/message``, ``ui/update-model-context``,
+    ``resources/read``. The kernel checks ``method`` and ``params``."""
+
+    kind: Literal["mcp_request"]
+    app_id: str
+    id: JSON  # the app's JSON-RPC id (a string or a number), echoed in the response
+    method: str
+    params: NotRequired[JSONObject]
+
+
+class McpTrafficItem(TypedDict):
+    """One JSON-RPC message between an app and the page; over 4 KiB as JSON, a ``preview``
+    (its start) and its ``size`` instead of the ``message``."""
+
+    dir: Literal["to_app", "from_app"]
+    message: NotRequired[JSON]
+    preview: NotRequired[str]
+    size: NotRequired[int]
+
+
+class McpTraffic(TypedDict):
+    """The app's JSON-RPC traffic as the page saw it, batched (at most 50 items a second per
+    app): recorded in the history for the inspector. The kernel checks each item."""
+
+    kind: Literal["mcp_traffic"]
+    app_id: str
+    items: list[McpTrafficItem]
+
+
+class McpRefused(TypedDict):
+    """What the page refused of an app (a forged response id, a request before
+    ``initialized``, an oversized message, a flood): recorded and shown."""
+
+    kind: Literal["mcp_refused"]
+    app_id: str
+    code: str
+    message: str
+    path: NotRequired[str]
+
+
+class McpGrant(TypedDict):
+    """The user's answer on a grant card: ``directive`` is ``connectDomains`` or
+    ``resourceDomains`` (the kernel checks it)."""
+
+    kind: Literal["mcp_grant"]
+    app_id: str
+    directive: str
+    domain: str
+    allow: bool
+
+
+class McpClose(TypedDict):
+    """The user closed an app's card (the view sent ``ui/resource-teardown`` first)."""
+
+    kind: Literal["mcp_close"]
+    app_id: str
+
+
 # ---- view -> kernel: the inspector (js/inspector.js) and the app center (js/appcenter.js) --
 
 
@@ -255,7 +318,114 @@ class RemovedOp(TypedDict):
     component_id: str
 
 
-FeedOp = OpenOp | CloseOp | StateOp | PatchOp | ComponentOp | SpliceOp | RemovedOp
+class McpCsp(TypedDict):
+    """The domains of a ``ui://`` resource's ``_meta.ui.csp`` this host knows, per directive."""
+
+    connectDomains: list[str]
+    resourceDomains: list[str]
+
+
+class McpRefusedCsp(TypedDict):
+    """A declared domain this host never grants (``frameDomains``, ``baseUriDomains``)."""
+
+    directive: str
+    domain: str
+    reason: str
+
+
+class McpAppSpec(TypedDict):
+    """An open MCP app as a view builds its frame from: the resource's HTML, the CSP as
+    declared and as granted, the tool's arguments and, once known, its result or why it was
+    cancelled (a reloaded view replays them). A new ``generation`` (after a grant) means a
+    new frame. ``notes``: the newest lines its card shows (``mcp_note``)."""
+
+    app_id: str
+    agent: str  # the server's agent, mcp.<name>
+    server: str
+    server_version: str
+    tool: str
+    title: str
+    resource_uri: str
+    html: str
+    csp: McpCsp
+    granted: McpCsp
+    refused_csp: list[McpRefusedCsp]
+    prefers_border: bool | None
+    arguments: JSONObject
+    result: JSONObject | None  # the CallToolResult, as JSON
+    cancelled: str | None  # why the tool call was cancelled (tool-cancelled's reason)
+    generation: int
+    notes: list[str]
+
+
+class McpOpenOp(TypedDict):
+    """An MCP app opened, or a new generation of it (a new frame)."""
+
+    op: Literal["mcp_open"]
+    spec: McpAppSpec
+
+
+class McpCloseOp(TypedDict):
+    op: Literal["mcp_close"]
+    app_id: str
+
+
+class McpNotifyOp(TypedDict):
+    """A notification for the app, by its full method name."""
+
+    op: Literal["mcp_notify"]
+    app_id: str
+    method: Literal[
+        "ui/notifications/tool-input",
+        "ui/notifications/tool-input-partial",
+        "ui/notifications/tool-result",
+        "ui/notifications/tool-cancelled",
+    ]
+    params: JSONObject
+
+
+class McpError(TypedDict):
+    """A JSON-RPC error: -32601 method not found, -32602 invalid params, -32000 refused by
+    the user or not allowed (``data``: ``{rule, reason}``)."""
+
+    code: int
+    message: str
+    data: NotRequired[JSON]
+
+
+class McpResponseOp(TypedDict):
+    """The one answer to an app's ``mcp_request``: ``result`` or ``error``."""
+
+    op: Literal["mcp_response"]
+    app_id: str
+    id: JSON
+    result: NotRequired[JSONObject]
+    error: NotRequired[McpError]
+
+
+class McpNoteOp(TypedDict):
+    """A line the app's card shows (a ui/message, a model-context update, a refusal): raw
+    text, shown with honest_text."""
+
+    op: Literal["mcp_note"]
+    app_id: str
+    text: str
+
+
+FeedOp = (
+    OpenOp
+    | CloseOp
+    | StateOp
+    | PatchOp
+    | ComponentOp
+    | SpliceOp
+    | RemovedOp
+    | McpOpenOp
+    | McpCloseOp
+    | McpNotifyOp
+    | McpResponseOp
+    | McpNoteOp
+)
 
 
 class Feed(TypedDict):
@@ -273,6 +443,7 @@ class Snapshot(TypedDict):
     seq: int
     surfaces: list[SurfaceSpec]
     components: list[JSONObject]
+    mcp_apps: list[McpAppSpec]
 
 
 class AnswerRefused(TypedDict):
@@ -423,6 +594,11 @@ HOST_TAKES = MessageSet(
     ConsentRevoke,
     ClearProblems,
     SurfaceProblem,
+    McpRequest,
+    McpTraffic,
+    McpRefused,
+    McpGrant,
+    McpClose,
 )
 EVENT_ITEM = MessageSet("EventItem", SurfaceEvent, Refused)  # an item of "events", never a batch
 INSPECTOR_TAKES = MessageSet("InspectorViewMessage", InspectorSync, StatesRequest, ExportRequest)

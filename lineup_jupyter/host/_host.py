@@ -30,6 +30,7 @@ from ..core._bus import Bus, History, Subscription
 from ..core._components import ComponentChange, Components, ComponentsView
 from ..core._identity import KERNEL, Identities
 from ..core._surfaces import StateRevision, SurfaceChange, Surfaces, SurfacesView
+from ..mcp._apps import McpApps
 from ..protocol import (
     UiClosePayload,
     rules,
@@ -156,6 +157,7 @@ class Host:
             broker=self._broker,
             send=self._send,
         )
+        self._mcp_apps = McpApps()
         self._user = UserActs(
             lock=self._lock,
             bus=self._bus,
@@ -453,6 +455,11 @@ class Host:
         """What the browser refused from a surface (S4, U7, U9, a flood): record it and tell
         the instance's agent, so whoever writes the surface can see why nothing happened."""
         return self._user.report_refused(instance_id, report)
+
+    @property
+    def mcp_apps(self) -> McpApps:
+        """The MCP apps open in this host's view (docs/mcp-apps.md)."""
+        return self._mcp_apps
 
     # ---- in the notebook -----------------------------------------------------------
 

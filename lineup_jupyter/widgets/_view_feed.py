@@ -22,7 +22,7 @@ Surface changes go out once per event-loop tick, component changes at most every
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..core._components import Component, ComponentChange
@@ -31,6 +31,8 @@ from ..runtime._threads import Pacer
 
 __all__ = ["ViewFeed", "common_prefix", "utf16_length"]
 
+# The newest notes an MCP app's spec keeps for a view that reloads (its card shows them).
+MCP_NOTES_KEPT = 20
 # Merge patches kept for one surface between two sends; past this the state goes whole,
 # which bounds a message by the state's size however many patches one tick makes.
 MAX_PATCHES_PER_SEND = 16
@@ -109,9 +111,19 @@ class ViewFeed:
         self._changed: dict[str, Component | None] = {}  # None: removed
         self._components_pacer = Pacer(interval, self._flush_components, "sending components")
         self._stable: dict[str, tuple[Any, int]] = {}  # markdown: (renderer, html kept) sent
+        # The MCP apps as the views were told, by app_id: the ops applied in the order sent,
+        # so a snapshot agrees with its seq (docs/mcp-apps.md).
+        self._mcp_apps: dict[str, dict[str, Any]] = {}
 
-    def start(self, surfaces: list[SurfaceInstance], components: list[Component]) -> None:
+    def start(
+        self,
+        surfaces: list[SurfaceInstance],
+        components: list[Component],
+        mcp_apps: Iterable[dict[str, Any]] = (),
+    ) -> None:
         """Fill the lists with what is there when the widget is made."""
+        for spec in mcp_apps:
+            self._mcp_apps[spec["app_id"]] = dict(spec)
         for instance in surfaces:
             self._on_open(instance)
         self._surface_ops.clear()
@@ -190,6 +202,27 @@ class ViewFeed:
                     }
                 )
         self._emit(ops)
+
+    # ---- MCP apps ----------------------------------------------------------------
+
+    def on_mcp(self, op: dict[str, Any]) -> None:
+        """An MCP app's change (an _view_protocol.py Mcp*Op): kept for the snapshot, sent in
+        order with the surfaces' changes, on the loop's next turn."""
+        app_id = op["spec"]["app_id"] if op["op"] == "mcp_open" else op["app_id"]
+        if op["op"] == "mcp_open":
+            self._mcp_apps[app_id] = dict(op["spec"])
+        elif op["op"] == "mcp_close":
+            self._mcp_apps.pop(app_id, None)
+        elif app_id in self._mcp_apps:
+            spec = self._mcp_apps[app_id]
+            if op["op"] == "mcp_notify" and op["method"] == "ui/notifications/tool-result":
+                spec["result"] = op["params"]
+            elif op["op"] == "mcp_notify" and op["method"] == "ui/notifications/tool-cancelled":
+                spec["cancelled"] = op["params"].get("reason", "cancelled")
+            elif op["op"] == "mcp_note":
+                spec["notes"] = [*spec["notes"], op["text"]][-MCP_NOTES_KEPT:]
+        self._surface_ops.append(op)
+        self._surfaces_pacer.request()
 
     # ---- components --------------------------------------------------------------
 
@@ -291,6 +324,7 @@ class ViewFeed:
             "seq": self._seq,
             "surfaces": self.surfaces,
             "components": self.components,
+            "mcp_apps": list(self._mcp_apps.values()),
         }
 
     def _emit(self, ops: list[dict[str, Any]]) -> None:

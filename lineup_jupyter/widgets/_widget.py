@@ -101,9 +101,15 @@ class HostWidget(anywidget.AnyWidget):
             self.components,
             interval=COMPONENTS_INTERVAL,
         )
-        self._feed.start(list(host.surfaces.values()), host.components.values())
+        self._feed.start(
+            list(host.surfaces.values()), host.components.values(), host.mcp_apps.specs()
+        )
         host.watch_surfaces(self._feed.on_surface)
         host.watch_components(self._feed.on_component)
+        # MCP apps change on the MCP loop's thread too (a tool's result): fed from the kernel's.
+        host.mcp_apps.watch(
+            lambda op: self._host_thread.call(lambda: self._feed.on_mcp(op), "showing an MCP app")
+        )
         # Connections change on transport threads; the trait is set on the kernel's thread.
         self._host_thread = HostThread()
         self._refresh_agents()
@@ -157,6 +163,11 @@ class HostWidget(anywidget.AnyWidget):
             "consent_revoke": consent,
             "clear_problems": self._on_clear_problems,
             "surface_problem": self._on_surface_problem,
+            "mcp_request": self._on_mcp_request,
+            "mcp_traffic": self._on_mcp_traffic,
+            "mcp_refused": self._on_mcp_refused,
+            "mcp_grant": self._on_mcp_grant,
+            "mcp_close": self._on_mcp_close,
         }
 
     def _on_sync(self, _message: vp.Sync) -> None:
@@ -212,6 +223,27 @@ class HostWidget(anywidget.AnyWidget):
             instance_id=instance_id,
             source="surface",
         )
+
+    # ---- browser -> kernel: an MCP app's messages, as its frame's host relayed them --
+
+    def _on_mcp_request(self, message: vp.McpRequest) -> None:
+        self._host.mcp_apps.request(
+            message["app_id"], message["id"], message["method"], message.get("params", {})
+        )
+
+    def _on_mcp_traffic(self, message: vp.McpTraffic) -> None:
+        self._host.mcp_apps.traffic(message["app_id"], message["items"])
+
+    def _on_mcp_refused(self, message: vp.McpRefused) -> None:
+        self._host.mcp_apps.refused(message["app_id"], dict(message))
+
+    def _on_mcp_grant(self, message: vp.McpGrant) -> None:
+        self._host.mcp_apps.grant(
+            message["app_id"], message["directive"], message["domain"], message["allow"]
+        )
+
+    def _on_mcp_close(self, message: vp.McpClose) -> None:
+        self._host.mcp_apps.close(message["app_id"])
 
 
 class AppCenterWidget(anywidget.AnyWidget):

@@ -1,0 +1,4 @@
+"""MCP Apps: MCP servers as agents of the host, their ``ui://`` apps in its view.
+
+See docs/mcp-apps.md.
+"""
