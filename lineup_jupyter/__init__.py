@@ -22,6 +22,8 @@ from .core._bus import History, Record, Subscription
 from .core._markdown import render_markdown
 from .core._surfaces import StateRevision, SurfaceChange, SurfaceInstance
 from .host._host import Host
+from .mcp._apps import McpApp
+from .mcp._server import McpServer, McpTool
 from .protocol import Limits, bundle_integrity, validate_envelope
 from .protocol._errors import CapabilityError, LineUpError, ProtocolError, UsageError
 
@@ -45,6 +47,9 @@ __all__ = [
     "Host",
     "Limits",
     "LineUpError",
+    "McpApp",
+    "McpServer",
+    "McpTool",
     "PendingCall",
     "Policy",
     "ProcessAgent",

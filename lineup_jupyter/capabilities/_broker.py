@@ -130,6 +130,8 @@ class Broker:
             "fingerprint": fingerprint,
         }
         capability = self.capabilities.get(payload.capability)
+        if capability is not None and not capability.callable_by(agent):
+            capability = None  # another agent's own (an MCP server's tool): not declared to it
         if capability is None:
             self._answer(
                 **common,
@@ -141,7 +143,7 @@ class Broker:
                     "C3",
                     "$.payload.capability",
                     f"no capability {payload.capability!r} is declared on this host"
-                    f"{_suggest(payload.capability, list(self.capabilities))}. "
+                    f"{_suggest(payload.capability, self._callable_names(agent))}. "
                     + rules.RULES["C3"],
                 ),
             )
@@ -570,8 +572,13 @@ class Broker:
         return [c.list_entry() for c in self._visible()]
 
     def _visible(self) -> list[Capability]:
+        """What the lists show every agent: not those only some agents may call."""
         found = (self.capabilities.get(name) for name in self.capabilities)
-        return [c for c in found if c is not None and self.policy.visible(c)]
+        return [c for c in found if c is not None and c.callers is None and self.policy.visible(c)]
+
+    def _callable_names(self, agent: str) -> list[str]:
+        found = (self.capabilities.get(name) for name in self.capabilities)
+        return [c.name for c in found if c is not None and c.callable_by(agent)]
 
 
 def _browser_result(outcome: dict[str, Any]) -> dict[str, Any]:

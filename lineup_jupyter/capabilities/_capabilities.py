@@ -45,6 +45,12 @@ class Capability:
     browser_check: BrowserCheck | None = None
     description: str = ""
     browser_options: dict[str, Any] = field(default_factory=dict)  # what the view needs to run it
+    # The only agents that may call it (an MCP server's tools: its own agent), None for all.
+    # Another agent's call is unsupported (C3), and it is in no inventory or app.list.
+    callers: frozenset[str] | None = None
+
+    def callable_by(self, agent: str) -> bool:
+        return self.callers is None or agent in self.callers
 
     @property
     def runs_in(self) -> Literal["kernel", "browser"]:

@@ -28,6 +28,7 @@ __all__ = ["Bus", "History", "Record", "Subscription"]
 logger = logging.getLogger("lineup_jupyter")
 
 Direction = Literal["to_client", "to_agent"]
+Kind = Literal["envelope", "refused", "handler_error", "mcp"]
 Callback = Callable[[dict[str, Any]], None]
 
 
@@ -36,13 +37,16 @@ class Record(NamedTuple):
 
     ``envelope`` is the message as received or sent (for bytes that were not JSON, ``{"raw":
     "<first characters>"}``); ``error`` is the refusal payload when it was refused.
-    ``kind`` is ``envelope``, ``refused`` or ``handler_error``.
+    ``kind`` is ``envelope``, ``refused``, ``handler_error`` or ``mcp``: a JSON-RPC
+    message between the host and an MCP server or one of its apps (docs/mcp-apps.md), kept
+    as ``{"type": "mcp.<method>" or "mcp.response", "server", "app_id", "dir", "jsonrpc"}``
+    with ``dir`` one of to_server, from_server, to_app, from_app.
     """
 
     seq: int
     time: float
     direction: Direction
-    kind: Literal["envelope", "refused", "handler_error"]
+    kind: Kind
     # An accepted message is kept as the JSON text it arrived as and parsed when read: text
     # is one object for the garbage collector to skip, a parsed message is a hundred to scan.
     message: dict[str, Any] | str | bytes
@@ -117,7 +121,7 @@ class History:
     def add(
         self,
         direction: Direction,
-        kind: Literal["envelope", "refused", "handler_error"],
+        kind: Kind,
         envelope: dict[str, Any] | str | bytes,
         error: dict[str, Any] | None = None,
     ) -> Record:

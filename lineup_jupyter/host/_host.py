@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from ..agents._remote import RemoteAgent, SessionHost
     from ..agents._stdio import ProcessAgent
     from ..agents._websocket import WebSocketAgent
+    from ..mcp._server import McpServer
 
 __all__ = ["Host", "session_port"]
 
@@ -157,7 +158,9 @@ class Host:
             broker=self._broker,
             send=self._send,
         )
-        self._mcp_apps = McpApps()
+        # MCP servers as agents of this host, their apps in its view (docs/mcp-apps.md).
+        self._mcp_apps = McpApps(self._bus.history, self._broker.audit, conversation_id)
+        self._mcp_servers: list[McpServer] = []
         self._user = UserActs(
             lock=self._lock,
             bus=self._bus,
@@ -530,6 +533,29 @@ class Host:
         self._listeners.append(listener)
         return listener
 
+    def connect_mcp(
+        self, server: Any, *, name: str | None = None, timeout: float = 30.0
+    ) -> McpServer:
+        """Connect to an MCP server and list its tools (docs/mcp-apps.md); it becomes the
+        agent ``mcp.<name>``, and ``server.open(tool, arguments)`` shows a tool's app here.
+
+        ``server``: a command as a list (stdio), an ``http(s)://`` URL (streamable HTTP),
+        ``mcp.StdioServerParameters``, or a server object (in-process). ``name`` replaces
+        the server's own; ``timeout`` is every request's deadline, in seconds. Needs the
+        ``mcp`` extra: ``pip install 'lineup-jupyter[mcp]'``.
+        """
+        from ..mcp._server import McpServer
+
+        connected = McpServer(self, server, name=name, timeout=timeout)
+        with self._lock:
+            self._mcp_servers.append(connected)
+        return connected
+
+    @property
+    def mcp_servers(self) -> list[McpServer]:
+        """The MCP servers this host connected to, the ended ones too (``status``)."""
+        return list(self._mcp_servers)
+
     @property
     def remote_agents(self) -> list[RemoteAgent]:
         """The agents outside the kernel: processes, WebSockets, and those that connected to
@@ -547,6 +573,9 @@ class Host:
         with self._lock:
             agents, self._remote_agents = self._remote_agents, []
             listeners, self._listeners = self._listeners, []
+            servers, self._mcp_servers = self._mcp_servers, []
+        for server in servers:
+            server.close()
         for agent in agents:  # an ended agent's close does nothing more
             agent.close()
         for listener in listeners:

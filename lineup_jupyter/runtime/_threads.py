@@ -35,6 +35,7 @@ from typing import Any, Protocol, TypeVar
 
 __all__ = [
     "HostThread",
+    "LoopThread",
     "Pacer",
     "Repeating",
     "Timer",
@@ -97,6 +98,46 @@ class Worker:
     def _run(self) -> None:
         while (work := self._queue.get()) is not None:
             work()  # reported: a failure is logged and the next one runs
+
+
+class LoopThread:
+    """An asyncio loop of its own on one daemon thread: for I/O that must never run on the
+    kernel's loop (an MCP server's session: a hung server then stalls this thread, never the
+    kernel). ``submit`` hands it a coroutine from any thread; the caller waits on the
+    returned future with a deadline, or adds a callback."""
+
+    def __init__(self, name: str) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        loop = self.loop
+        try:
+            loop.run_forever()
+            # Stopped: what still runs is cancelled and let finish, then the loop closes.
+            tasks = asyncio.all_tasks(loop)
+            for task in tasks:
+                task.cancel()
+            if tasks:
+                loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        finally:
+            loop.close()
+
+    def submit(self, coroutine: Awaitable[T]) -> Future[T]:
+        async def run() -> T:
+            return await coroutine
+
+        return asyncio.run_coroutine_threadsafe(run(), self.loop)
+
+    def on_thread(self) -> bool:
+        return threading.get_ident() == self._thread.ident
+
+    def stop(self) -> None:
+        """Stop the loop once what it runs now yields; the thread then ends."""
+        with contextlib.suppress(RuntimeError):  # closed already
+            self.loop.call_soon_threadsafe(self.loop.stop)
 
 
 class HostThread:

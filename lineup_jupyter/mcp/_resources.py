@@ -1,0 +1,151 @@
+"""An MCP app's ``ui://`` resource: what the host accepts of it, checked before anything shows.
+
+A tool's ``_meta.ui.resourceUri`` names the app; ``resources/read`` gives its HTML. This host
+shows it only if the URI is ``ui://``, the content's MIME type is exactly
+``text/html;profile=mcp-app`` and its text is at most MAX_HTML_BYTES of UTF-8; anything else is
+refused with the reason. Its ``_meta.ui.csp`` is read here: ``connectDomains`` and
+``resourceDomains`` are kept (each an https or wss origin, else refused: a domain goes into a
+CSP, where a space or a ``;`` would add a directive), ``frameDomains`` and ``baseUriDomains``
+and every ``permissions`` entry are refused with the reason (docs/mcp-apps.md).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "APP_MIME_TYPE",
+    "GRANTABLE",
+    "MAX_HTML_BYTES",
+    "AppResource",
+    "ResourceRefused",
+    "app_resource",
+]
+
+APP_MIME_TYPE = "text/html;profile=mcp-app"
+MAX_HTML_BYTES = 2 * 1024 * 1024
+GRANTABLE = ("connectDomains", "resourceDomains")
+# An origin a CSP source list can hold as one token: a scheme, a host (its first label may
+# be *), a port. Nothing else: no path, no quote, no space, no ';'.
+_ORIGIN = re.compile(
+    r"^(https|wss)://(\*\.)?[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*"
+    r"(:[0-9]{1,5})?$"
+)
+_MAX_DOMAINS = 32  # per directive
+_REFUSED_DIRECTIVES = {
+    "frameDomains": "nested frames would undo the host's shell frame: never granted",
+    "baseUriDomains": "a base URI elsewhere would move the app's relative URLs: never granted",
+}
+
+
+class ResourceRefused(Exception):
+    """Why a ``ui://`` resource is not shown (the message is the user's to read)."""
+
+
+@dataclass(frozen=True)
+class AppResource:
+    """A checked app resource, as the host keeps it per (server, version, uri)."""
+
+    uri: str
+    html: str
+    csp: dict[str, list[str]]  # connectDomains, resourceDomains: as declared and accepted
+    refused_csp: list[dict[str, str]] = field(default_factory=list)
+    prefers_border: bool | None = None
+
+
+def app_resource(uri: str, read: dict[str, Any]) -> AppResource:
+    """Check a ``resources/read`` result (as JSON, by alias) for ``uri``; raise ResourceRefused."""
+    if not uri.startswith("ui://"):
+        raise ResourceRefused(f"{uri!r} is not a ui:// resource; MCP Apps are served as ui://")
+    contents = read.get("contents")
+    if not isinstance(contents, list) or not contents:
+        raise ResourceRefused(f"{uri!r}: the server sent no content")
+    content = next((c for c in contents if isinstance(c, dict) and c.get("uri") == uri), None)
+    content = content if content is not None else contents[0]
+    if not isinstance(content, dict):
+        raise ResourceRefused(f"{uri!r}: the content is not an object")
+    mime = content.get("mimeType")
+    if mime != APP_MIME_TYPE:
+        raise ResourceRefused(
+            f"{uri!r} is served as {mime!r}, not {APP_MIME_TYPE!r}: not an MCP app"
+        )
+    html = _text_of(uri, content)
+    size = len(html.encode("utf-8", "surrogatepass"))
+    if size > MAX_HTML_BYTES:
+        raise ResourceRefused(
+            f"{uri!r} is {size} bytes of HTML, over this host's {MAX_HTML_BYTES} (2 MiB)"
+        )
+    meta = content.get("_meta")
+    ui = meta.get("ui") if isinstance(meta, dict) else None
+    ui = ui if isinstance(ui, dict) else {}
+    csp, refused = _csp(ui.get("csp"))
+    permissions = ui.get("permissions")
+    if isinstance(permissions, dict):
+        for name in permissions:
+            refused.append(
+                {
+                    "directive": "permissions",
+                    "domain": str(name)[:100],
+                    "reason": "device and clipboard permissions are never granted to an app",
+                }
+            )
+    border = ui.get("prefersBorder")
+    return AppResource(uri, html, csp, refused, border if isinstance(border, bool) else None)
+
+
+def _text_of(uri: str, content: dict[str, Any]) -> str:
+    text = content.get("text")
+    if isinstance(text, str):
+        return text
+    blob = content.get("blob")
+    if isinstance(blob, str):
+        if len(blob) > MAX_HTML_BYTES * 4 // 3 + 4:
+            raise ResourceRefused(f"{uri!r}: its blob is over this host's {MAX_HTML_BYTES} bytes")
+        try:
+            return base64.b64decode(blob, validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            raise ResourceRefused(f"{uri!r}: its blob is not base64 of UTF-8 text") from None
+    raise ResourceRefused(f"{uri!r}: the content has neither text nor blob")
+
+
+def _csp(declared: Any) -> tuple[dict[str, list[str]], list[dict[str, str]]]:
+    csp: dict[str, list[str]] = {name: [] for name in GRANTABLE}
+    refused: list[dict[str, str]] = []
+    if not isinstance(declared, dict):
+        return csp, refused
+    for directive, domains in declared.items():
+        if not isinstance(domains, list):
+            continue
+        for domain in domains[:_MAX_DOMAINS]:
+            shown = str(domain)[:200]
+            if directive in _REFUSED_DIRECTIVES:
+                refused.append(
+                    {
+                        "directive": directive,
+                        "domain": shown,
+                        "reason": _REFUSED_DIRECTIVES[directive],
+                    }
+                )
+            elif directive not in GRANTABLE:
+                refused.append(
+                    {
+                        "directive": str(directive)[:100],
+                        "domain": shown,
+                        "reason": "unknown directive",
+                    }
+                )
+            elif not isinstance(domain, str) or not _ORIGIN.match(domain.lower()):
+                refused.append(
+                    {
+                        "directive": directive,
+                        "domain": shown,
+                        "reason": "not an https:// or wss:// origin (scheme, host, port)",
+                    }
+                )
+            elif domain.lower() not in csp[directive]:
+                csp[directive].append(domain.lower())
+    return csp, refused

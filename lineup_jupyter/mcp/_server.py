@@ -1,0 +1,614 @@
+"""An MCP server as an agent of the host (docs/mcp-apps.md): ``host.connect_mcp(...)``.
+
+Connecting lists the server's tools (``tools/list``, with a deadline) and attaches the agent
+``mcp.<name>`` (``Host.attach_agent``: the id is the kernel's from then on, H41). Each tool an
+app may call (``_meta.ui.visibility`` has ``"app"``; absent means model and app) becomes the
+capability ``mcp.<name>.<tool>``, callable by that agent only (Capability.callers: another
+agent gets ``unsupported``, C3, and no list shows it). Its risk follows the tool's
+annotations: ``destructiveHint`` -> system_permission (asked every time), otherwise
+user_confirmation (read-only tools can be pre-allowed or remembered).
+
+So an app's ``tools/call`` is an ``app.call`` from the server's agent, through the broker:
+its card, the ledger (C12), the audit (C13), policy. The capability's handler does not wait
+for the server under the host's lock: it starts the call on the connection's loop and
+returns a ticket; the app gets the tool's result (one ``mcp_response``) when both the
+``app.result`` (allowed) and the server's answer are in. ``ui/open-link`` is an ``app.call``
+of the built-in ``app.open_url`` from the same agent. The user's own ``server.open`` and
+``server.call`` in a cell are the user's acts: no card.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import threading
+from concurrent.futures import Future
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..capabilities._capabilities import Capabilities, Capability
+from ..core._bus import History, Subscription
+from ..protocol import rules
+from ..protocol._envelopes import new_envelope, now_iso, stamp, utc_now
+from ..protocol._errors import ProtocolError, UsageError
+from ..runtime._threads import HostThread, Worker
+from ._apps import INVALID_PARAMS, METHOD_NOT_FOUND, REFUSED, McpApp, McpApps
+from ._connection import McpConnection, McpFailure
+from ._resources import AppResource, ResourceRefused, app_resource
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from contextlib import AbstractContextManager
+
+__all__ = ["McpHost", "McpServer", "McpTool", "fit_name"]
+
+APP_CALL_SECONDS = 300.0  # an app's tools/call waits this long for the user at most (H20)
+_SEGMENT = 63  # a capability name's segment, at most (rules.CAPABILITY_NAME_PATTERN)
+
+
+class McpHost(Protocol):
+    """What an MCP server needs of the Host (the Host satisfies it)."""
+
+    @property
+    def lock(self) -> AbstractContextManager[Any]: ...
+
+    @property
+    def conversation_id(self) -> str: ...
+
+    @property
+    def history(self) -> History: ...
+
+    @property
+    def capabilities(self) -> Capabilities: ...
+
+    @property
+    def mcp_apps(self) -> McpApps: ...
+
+    def receive(self, raw: Any) -> ProtocolError | None: ...
+
+    def attach_agent(
+        self, agent_id: str, dispatch: Callable[[dict[str, Any]], None]
+    ) -> Subscription: ...
+
+
+def fit_name(text: str) -> str:
+    """``text`` as one segment of a capability name: lower case, [a-z0-9_-], a letter first."""
+    name = re.sub(r"[^a-z0-9_-]+", "-", text.lower()).strip("-_")
+    if not name or not name[0].isalpha():
+        name = "x" + name
+    return name[:_SEGMENT]
+
+
+@dataclass(frozen=True)
+class McpTool:
+    """A tool of an MCP server as this host sees it. ``capability`` is the name an app's
+    call of it goes through the broker under, None when apps may not call it."""
+
+    name: str
+    title: str | None
+    description: str | None
+    resource_uri: str | None  # _meta.ui.resourceUri: its app, if it has one
+    visibility: tuple[str, ...]  # "model", "app"
+    read_only: bool
+    destructive: bool
+    capability: str | None
+
+    @property
+    def has_app(self) -> bool:
+        return self.resource_uri is not None
+
+
+class McpServer:
+    """An MCP server connected to a host: ``tools``, ``open`` an app, ``call`` a tool,
+    ``close``. ``status`` is ready or ended (``problem`` says why)."""
+
+    def __init__(
+        self, host: McpHost, server: Any, *, name: str | None = None, timeout: float = 30.0
+    ) -> None:
+        if timeout <= 0:
+            raise UsageError(f"[lineup] timeout must be more than 0 seconds, not {timeout}")
+        self._host = host
+        self._apps = host.mcp_apps
+        self._lock = threading.Lock()
+        self._tickets: dict[str, Future[Any]] = {}
+        self._waiting: dict[str, list[tuple[McpApp, Any, str]]] = {}  # call_id -> requests
+        self._ticket_ids = itertools.count(1)
+        self._subscription: Subscription | None = None
+        self._declared: list[str] = []
+        self._claimed = False
+        self.timeout = timeout
+        self.tools: list[McpTool] = []
+        # The server's answers arrive on the connection's loop thread; what they change in
+        # the host and its view happens on the kernel's loop (a notebook), else on a worker
+        # thread of this server's (a script, pytest), in order: never on the MCP loop.
+        here = HostThread()
+        self._worker = None if here.loop is not None else Worker("lineup-mcp-host")
+        self._home = HostThread(self._worker) if self._worker is not None else here
+        try:
+            self._connection = McpConnection(server, timeout=timeout, on_end=self._ended)
+        except BaseException:  # no SDK, or not a server: nothing started but the worker
+            if self._worker is not None:
+                self._worker.stop()
+            raise
+        try:
+            self._connection.wait_ready()
+            info = self._connection.server_info
+            self.name = fit_name(name if name is not None else str(info.get("name") or "server"))
+            self.version = str(info.get("version") or "")
+            self.agent_id = f"mcp.{self.name}"
+            self.capability_prefix = f"{self.agent_id}."
+            self._apps.claim(self.agent_id, self)
+            self._claimed = True
+            listed = self._list_tools()
+            self._subscription = host.attach_agent(self.agent_id, self._dispatch)
+            self._declare(listed)
+        except BaseException:
+            self.close()
+            raise
+
+    # ---- connecting ----------------------------------------------------------------
+
+    def _list_tools(self) -> list[dict[str, Any]]:
+        self._record("to_server", "tools/list", {"method": "tools/list"})
+        try:
+            listed = self._connection.call(lambda client: client.list_tools())
+        except McpFailure as error:
+            raise UsageError(f"[lineup] the MCP server did not list its tools: {error}") from None
+        tools = [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in listed.tools]
+        self._record("from_server", "response", {"result": {"tools": tools}})
+        return tools
+
+    def _declare(self, listed: list[dict[str, Any]]) -> None:
+        """Each tool as an McpTool; those an app may call declared as capabilities."""
+        room = rules.CAPABILITY_NAME_MAX_LENGTH - len(self.capability_prefix)
+        taken: set[str] = set()
+        for raw in listed:
+            name = str(raw.get("name", ""))
+            meta = raw.get("_meta")
+            ui = meta.get("ui") if isinstance(meta, dict) else None
+            ui = ui if isinstance(ui, dict) else {}
+            uri = ui.get("resourceUri")
+            visibility = ui.get("visibility")
+            shown = (
+                tuple(v for v in visibility if v in ("model", "app"))
+                if isinstance(visibility, list)
+                else ("model", "app")
+            )
+            annotations = raw.get("annotations")
+            annotations = annotations if isinstance(annotations, dict) else {}
+            read_only = annotations.get("readOnlyHint") is True
+            destructive = not read_only and annotations.get("destructiveHint") is True
+            segment = fit_name(name)[: max(1, room)]
+            while segment in taken:  # two tools whose names fit to the same segment
+                segment = f"{segment[: max(1, room - 4)]}-{len(taken)}"
+            taken.add(segment)
+            capability = self.capability_prefix + segment if "app" in shown else None
+            tool = McpTool(
+                name=name,
+                title=raw.get("title") if isinstance(raw.get("title"), str) else None,
+                description=raw.get("description")
+                if isinstance(raw.get("description"), str)
+                else None,
+                resource_uri=uri if isinstance(uri, str) else None,
+                visibility=shown,
+                read_only=read_only,
+                destructive=destructive,
+                capability=capability,
+            )
+            self.tools.append(tool)
+            if capability is None:
+                continue
+            schema = raw.get("inputSchema")
+            with self._host.lock:
+                self._host.capabilities.declare(
+                    Capability(
+                        capability,
+                        "system_permission" if destructive else "user_confirmation",
+                        input_schema=schema if isinstance(schema, dict) else {"type": "object"},
+                        handler=self._handler(tool),
+                        description=(tool.title or tool.description or tool.name)[:500],
+                        callers=frozenset({self.agent_id}),
+                    )
+                )
+            self._declared.append(capability)
+
+    def tool(self, name: str) -> McpTool:
+        for tool in self.tools:
+            if tool.name == name:
+                return tool
+        raise UsageError(
+            f"[lineup] the MCP server {self.name!r} has no tool {name!r}; "
+            f"its tools: {[t.name for t in self.tools]}"
+        )
+
+    @property
+    def status(self) -> str:
+        return self._connection.status
+
+    @property
+    def problem(self) -> str | None:
+        return self._connection.problem
+
+    @property
+    def apps(self) -> list[McpApp]:
+        """Its apps open in the host's view."""
+        return [app for app in self._apps if app.server is self]
+
+    # ---- the user's acts -----------------------------------------------------------
+
+    def open(self, tool: str, arguments: dict[str, Any] | None = None) -> McpApp:
+        """Show ``tool``'s app in the host's view at once and call the tool in the
+        background (the user's act: no card); the app gets ``tool-input`` now and
+        ``tool-result`` (or ``tool-cancelled``) when the server answered."""
+        found = self.tool(tool)
+        if found.resource_uri is None:
+            raise UsageError(
+                f"[lineup] the tool {tool!r} has no app (_meta.ui.resourceUri); call it with "
+                "server.call"
+            )
+        if "model" not in found.visibility:
+            raise UsageError(
+                f"[lineup] the tool {tool!r} is for its app only (_meta.ui.visibility "
+                f"{list(found.visibility)}): an app calls it, not the host"
+            )
+        arguments = {} if arguments is None else dict(arguments)
+        resource = self.resource(found.resource_uri)
+        app = self._apps.open(self, found, arguments, resource)
+        future = self._tools_call(found.name, arguments, app)
+
+        def done(future: Future[dict[str, Any]]) -> None:
+            error = future.exception()
+            if error is None:
+                self._apps.settle(app, result=future.result())
+            else:
+                self._apps.settle(app, cancelled=str(error))
+
+        self._when_done(future, done, "showing an MCP tool's result")
+        return app
+
+    def call(self, tool: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Call ``tool`` as the user, wait for its answer (the CallToolResult as JSON)."""
+        self.tool(tool)
+        future = self._tools_call(tool, {} if arguments is None else dict(arguments), None)
+        try:
+            return future.result(self.timeout + 5)
+        except McpFailure as error:
+            raise UsageError(f"[lineup] {self.name}.{tool}: {error}") from None
+
+    def resource(self, uri: str) -> AppResource:
+        """The app resource ``uri``: read once per (server, version, uri), checked."""
+        key = (self.name, self.version, uri)
+        cached = self._apps.resources.get(key)
+        if cached is not None:
+            return cached
+        try:
+            if not uri.startswith("ui://"):
+                raise ResourceRefused(f"{uri!r} is not a ui:// resource; MCP Apps are ui://")
+            self._record(
+                "to_server", "resources/read", {"method": "resources/read", "params": {"uri": uri}}
+            )
+            try:
+                read = self._connection.call(lambda client: client.read_resource(uri))
+            except McpFailure as error:
+                raise ResourceRefused(f"{uri!r} could not be read: {error}") from None
+            found = read.model_dump(by_alias=True, exclude_none=True, mode="json")
+            self._record("from_server", "response", _preview_read(found))
+            resource = app_resource(uri, found)
+        except ResourceRefused as refused:
+            self._host.history.add(
+                "to_client",
+                "refused",
+                {"type": "mcp.resource", "server": self.name, "uri": uri[:500]},
+                {"code": "invalid", "rule": "MCP", "path": "$.contents", "message": str(refused)},
+            )
+            raise UsageError(f"[lineup] {self.name}: {refused}") from None
+        self._apps.resources[key] = resource
+        return resource
+
+    def close(self) -> None:
+        """Close its apps, withdraw its tools' capabilities, end the session."""
+        for app in self.apps:
+            app.close()
+        with self._host.lock:
+            for name in self._declared:
+                if name in self._host.capabilities:
+                    self._host.capabilities.revoke(name)
+            self._declared = []
+        if self._subscription is not None:
+            self._subscription.close()
+            self._subscription = None
+        self._connection.close()
+        if self._claimed:
+            self._apps.release(self.agent_id, self)
+            self._claimed = False
+        if self._worker is not None:
+            self._worker.stop()
+
+    def _ended(self, reason: str) -> None:
+        self._home.call(lambda: self._apps.server_ended(self, reason), "an MCP server ended")
+
+    def _when_done(
+        self, future: Future[Any], work: Callable[[Future[Any]], None], what: str
+    ) -> None:
+        """``work(future)`` once it is done, on the host's side (see ``_home``)."""
+        future.add_done_callback(lambda done: self._home.call(lambda: work(done), what))
+
+    # ---- the server's requests, recorded -------------------------------------------
+
+    def _tools_call(
+        self, tool: str, arguments: dict[str, Any], app: McpApp | None
+    ) -> Future[dict[str, Any]]:
+        app_id = None if app is None else app.app_id
+        params = {"name": tool, "arguments": arguments}
+        self._record("to_server", "tools/call", {"method": "tools/call", "params": params}, app_id)
+        raw = self._connection.request(lambda client: client.call_tool(tool, arguments))
+        result: Future[dict[str, Any]] = Future()
+
+        def done(future: Future[Any]) -> None:
+            error = future.exception()
+            if error is not None:
+                self._record("from_server", "response", {"error": str(error)}, app_id)
+                result.set_exception(
+                    error if isinstance(error, McpFailure) else McpFailure(str(error))
+                )
+                return
+            answer = future.result().model_dump(by_alias=True, exclude_none=True, mode="json")
+            answer.pop("resultType", None)
+            self._record("from_server", "response", {"result": answer}, app_id)
+            result.set_result(answer)
+
+        raw.add_done_callback(done)
+        return result
+
+    def _record(
+        self, direction: str, method: str, message: dict[str, Any], app_id: str | None = None
+    ) -> None:
+        self._apps.record(app_id, direction, method, message, server=getattr(self, "name", None))
+
+    # ---- an app's requests (the view's mcp_request) ---------------------------------
+
+    def app_request(
+        self, app: McpApp, request_id: Any, method: str, params: dict[str, Any]
+    ) -> None:
+        """One request of ``app``; answered exactly once (``McpApps.respond``)."""
+        if method == "tools/call":
+            self._app_tools_call(app, request_id, params)
+        elif method == "ui/open-link":
+            url = params.get("url")
+            if not isinstance(url, str):
+                self._error(app, request_id, INVALID_PARAMS, "ui/open-link needs a url string")
+                return
+            self._app_call(
+                app, request_id, "app.open_url", {"url": url}, f"open a link: {url}", None
+            )
+        elif method == "ui/message":
+            app.messages = [*app.messages, params][-100:]
+            self._apps.note(app, f"message: {_text(params)}")
+            self._apps.respond(app.app_id, request_id, result={})
+        elif method == "ui/update-model-context":
+            app.model_context = params
+            self._apps.note(app, f"model context: {_text(params)}")
+            self._apps.respond(app.app_id, request_id, result={})
+        elif method == "resources/read":
+            uri = params.get("uri")
+            if not isinstance(uri, str):
+                self._error(app, request_id, INVALID_PARAMS, "resources/read needs a uri string")
+                return
+            self._app_read(app, request_id, uri)
+        else:
+            self._error(
+                app,
+                request_id,
+                METHOD_NOT_FOUND,
+                f"{method[:100]!r} is not a method this host answers",
+            )
+
+    def _error(
+        self, app: McpApp, request_id: Any, code: int, message: str, data: Any = None
+    ) -> None:
+        error: dict[str, Any] = {"code": code, "message": message}
+        if data is not None:
+            error["data"] = data
+        self._apps.respond(app.app_id, request_id, error=error)
+
+    def _app_tools_call(self, app: McpApp, request_id: Any, params: dict[str, Any]) -> None:
+        name = params.get("name")
+        arguments = params.get("arguments", {})
+        if not isinstance(name, str) or not isinstance(arguments, dict):
+            self._error(
+                app, request_id, INVALID_PARAMS, "tools/call needs a name and an arguments object"
+            )
+            return
+        tool = next((t for t in self.tools if t.name == name), None)
+        if tool is None:
+            self._error(app, request_id, INVALID_PARAMS, f"the server has no tool {name[:100]!r}")
+            return
+        # A tool apps may not call is asked for under the name it would have: the broker
+        # answers unsupported (C3), on record, like any undeclared capability.
+        capability = tool.capability or f"{self.capability_prefix}{fit_name(name)}"
+        self._app_call(
+            app, request_id, capability, arguments, f"the app {app.title!r} calls {name!r}", tool
+        )
+
+    def _app_call(
+        self,
+        app: McpApp,
+        request_id: Any,
+        capability: str,
+        arguments: dict[str, Any],
+        reason: str,
+        tool: McpTool | None,
+    ) -> None:
+        """An app.call from this server's agent; the answer comes to ``_dispatch``."""
+        call_id = _call_id(app, request_id)
+        with self._lock:
+            self._waiting.setdefault(call_id, []).append((app, request_id, capability))
+        envelope = new_envelope(
+            "lineup.v1.app.call",
+            {
+                "call_id": call_id,
+                "capability": capability,
+                "reason": reason[: rules.MAX_REASON_LENGTH],
+                "expires_at": stamp(utc_now() + timedelta(seconds=APP_CALL_SECONDS)),
+                "arguments": arguments,
+            },
+            conversation_id=self._host.conversation_id,
+            sender=("agent", self.agent_id),
+            target=None,
+            ts=now_iso(),
+        )
+        refused = self._host.receive(envelope)
+        if refused is not None:  # refused before the broker (a C12 conflict): no app.result
+            with self._lock:
+                owed = self._waiting.get(call_id, [])
+                if (app, request_id, capability) in owed:
+                    owed.remove((app, request_id, capability))
+                if not owed:
+                    self._waiting.pop(call_id, None)
+            self._error(
+                app,
+                request_id,
+                REFUSED,
+                refused.message[:500],
+                {"rule": refused.rule, "status": "refused", "reason": refused.message[:500]},
+            )
+
+    def _handler(self, tool: McpTool) -> Callable[[dict[str, Any]], dict[str, Any]]:
+        """The capability's handler: start the tool's call, return its ticket at once (the
+        broker runs it under the host's lock; the server must never be waited for there)."""
+
+        def start(arguments: dict[str, Any]) -> dict[str, Any]:
+            ticket = f"t{next(self._ticket_ids)}"
+            with self._lock:
+                self._tickets[ticket] = self._tools_call(tool.name, arguments, None)
+            return {"ticket": ticket, "tool": tool.name}
+
+        return start
+
+    def _dispatch(self, envelope: dict[str, Any]) -> None:
+        """What the host sends this server's agent: app.results of its apps' calls."""
+        if envelope.get("type") != "lineup.v1.app.result":
+            return  # inventories and the rest: an MCP server has no use for them
+        payload = envelope.get("payload", {})
+        call_id = payload.get("call_id")
+        with self._lock:
+            owed = self._waiting.pop(call_id, [])
+        for app, request_id, capability in owed:
+            self._answer_app(app, request_id, capability, payload)
+
+    def _answer_app(
+        self, app: McpApp, request_id: Any, capability: str, payload: dict[str, Any]
+    ) -> None:
+        status = payload.get("status")
+        if status != "completed":
+            error = payload.get("error") or {}
+            message = str(error.get("message", status))[:500]
+            self._error(
+                app,
+                request_id,
+                REFUSED,
+                f"{status}: {message}",
+                {"rule": error.get("rule"), "status": status, "reason": message},
+            )
+            if capability.startswith(self.capability_prefix):
+                self._apps.note(app, f"{capability} {status}: {message}")
+            return
+        result = payload.get("result") or {}
+        ticket = result.get("ticket")
+        if not capability.startswith(self.capability_prefix):  # app.open_url: opened
+            self._apps.respond(app.app_id, request_id, result={})
+            return
+        with self._lock:
+            future = self._tickets.get(ticket) if isinstance(ticket, str) else None
+        if future is None:
+            self._error(app, request_id, REFUSED, "the call's result is no longer kept")
+            return
+
+        def done(future: Future[dict[str, Any]]) -> None:
+            error = future.exception()
+            if error is None:
+                self._apps.respond(app.app_id, request_id, result=future.result())
+            else:
+                self._error(
+                    app,
+                    request_id,
+                    REFUSED,
+                    f"the server did not answer: {error}",
+                    {"status": "failed", "reason": str(error)},
+                )
+
+        self._when_done(future, done, "answering an MCP app's tools/call")
+
+    def _app_read(self, app: McpApp, request_id: Any, uri: str) -> None:
+        self._record(
+            "to_server",
+            "resources/read",
+            {"method": "resources/read", "params": {"uri": uri}},
+            app.app_id,
+        )
+        future = self._connection.request(lambda client: client.read_resource(uri))
+
+        def done(future: Future[Any]) -> None:
+            error = future.exception()
+            if error is not None:
+                self._error(app, request_id, REFUSED, f"could not read {uri[:200]!r}: {error}")
+                return
+            found = future.result().model_dump(by_alias=True, exclude_none=True, mode="json")
+            found.pop("resultType", None)
+            self._record("from_server", "response", _preview_read(found), app.app_id)
+            self._apps.respond(app.app_id, request_id, result=found)
+
+        self._when_done(future, done, "answering an MCP app's resources/read")
+
+    def app_closed(self, app: McpApp) -> None:
+        """Its card closed: requests still owed an answer are dropped (nobody to tell)."""
+        with self._lock:
+            for call_id, owed in list(self._waiting.items()):
+                owed[:] = [entry for entry in owed if entry[0] is not app]
+                if not owed:
+                    del self._waiting[call_id]
+
+    def __repr__(self) -> str:
+        name = getattr(self, "name", "?")
+        return (
+            f"McpServer({name!r}, {self.status}, tools={[t.name for t in self.tools]}"
+            + (f", problem={self.problem!r}" if self.status == "ended" else "")
+            + ")"
+        )
+
+
+def _call_id(app: McpApp, request_id: Any) -> str:
+    """The app.call's id: one per app, frame generation and JSON-RPC id, so a request sent
+    again under its id is a repeat the ledger answers (C12), never a second run."""
+    import hashlib
+
+    digest = hashlib.sha256(repr(request_id).encode()).hexdigest()[:16]
+    return f"{app.app_id}.g{app.generation}.{digest}"
+
+
+def _text(params: dict[str, Any]) -> str:
+    """What a ui/message or model-context update says, as one line (bounded)."""
+    content = params.get("content")
+    if isinstance(content, list):
+        texts = [c.get("text") for c in content if isinstance(c, dict)]
+        text = " ".join(t for t in texts if isinstance(t, str))
+    else:
+        text = ""
+    if not text:
+        from ..protocol._json import dumps
+
+        text = dumps(params)
+    return text[:1000]
+
+
+def _preview_read(found: dict[str, Any]) -> dict[str, Any]:
+    """A resources/read result as the history keeps it: the text cut (the inspector cuts it
+    again; the history need not hold megabytes)."""
+    contents = []
+    for content in found.get("contents", []):
+        if isinstance(content, dict) and isinstance(content.get("text"), str):
+            text = content["text"]
+            content = {**content, "text": text[:4096], "size": len(text)}
+        contents.append(content)
+    return {"result": {**found, "contents": contents}}
