@@ -259,7 +259,10 @@ export class McpCards {
     app.closing = true;
     this.cards.delete(app.spec.app_id);
     app.card.querySelector(".lineup-close")?.setAttribute("disabled", "");
-    if (app.frame) await app.frame.host.teardown(TEARDOWN_MS);
+    if (app.frame) {
+      await app.frame.host.teardown(TEARDOWN_MS);
+      app.frame.traffic.flush(); // the teardown's traffic, while the kernel still has the app
+    }
     if (byUser) this.sendInOrder({ kind: "mcp_close", app_id: app.spec.app_id });
     this.removeCard(app);
   }
@@ -357,6 +360,15 @@ export class McpCards {
     if (app.mode === mode) return mode;
     app.mode = mode;
     app.card.dataset.mode = mode;
+    // Full screen is the top layer (a manual popover): position: fixed alone is relative to
+    // JupyterLab's contained panels, and moving the card elsewhere would reload its frames.
+    if (mode === "fullscreen") {
+      app.card.setAttribute("popover", "manual");
+      app.card.showPopover();
+    } else if (app.card.hasAttribute("popover")) {
+      app.card.hidePopover();
+      app.card.removeAttribute("popover");
+    }
     app.exit.hidden = mode !== "fullscreen";
     const frame = app.frame;
     if (frame) {
@@ -646,7 +658,7 @@ function domainText(domain) {
 }
 
 export const MCP_STYLE = `
-.lineup-mcp[data-mode="fullscreen"] { position: fixed; inset: 0; z-index: 10000; display: flex; flex-direction: column; border-radius: 0; }
+.lineup-mcp:popover-open { position: fixed; inset: 0; width: auto; height: auto; max-width: none; max-height: none; margin: 0; padding: 0; border: 0; border-radius: 0; display: flex; flex-direction: column; background: var(--jp-layout-color0, #fff); color: inherit; }
 .lineup-mcp[data-mode="fullscreen"] > .lineup-shell:not([hidden]) { flex: 1 1 auto; height: auto; }
 .lineup-mcp-exit { margin-left: auto; margin-right: 4px; font-size: 11px; }
 .lineup-mcp-grants { display: flex; flex-direction: column; gap: 4px; padding: 6px 8px; font-size: 12px; border-bottom: 1px solid var(--jp-border-color2, #ddd); background: var(--jp-layout-color1, #fafafa); }
