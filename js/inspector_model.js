@@ -4,7 +4,7 @@
 
 /**
  * @typedef {{ seq: number, time: number, direction: "to_client" | "to_agent",
- *   kind: "envelope" | "refused" | "handler_error", type: string | null,
+ *   kind: "envelope" | "refused" | "handler_error" | "mcp", type: string | null,
  *   instance_id: string | null, envelope: any, error: any }} InspectorRecord
  * @typedef {{ type?: string, instance_id?: string, problems_only?: boolean }} RecordFilter
  */
@@ -56,12 +56,25 @@ export class RecordLog {
 export function matches(record, filter) {
   if (filter.type && record.type !== filter.type) return false;
   if (filter.instance_id && record.instance_id !== filter.instance_id) return false;
-  if (filter.problems_only && record.kind === "envelope") return false;
+  if (filter.problems_only && (record.kind === "envelope" || record.kind === "mcp")) return false;
   return true;
 }
 
+// An MCP record's `dir` (core/_bus.py Record): JSON-RPC between the kernel and an MCP server,
+// or between the page and an MCP app (docs/mcp-apps.md).
+const MCP_ARROWS = {
+  to_server: "host → MCP server",
+  from_server: "MCP server → host",
+  to_app: "host → MCP app",
+  from_app: "MCP app → host",
+};
+
 /** Who sent it, in a word: the agent side or the notebook side. @param {InspectorRecord} record */
 export function arrow(record) {
+  if (record.kind === "mcp") {
+    const dir = /** @type {keyof typeof MCP_ARROWS} */ (record.envelope?.dir);
+    if (Object.hasOwn(MCP_ARROWS, dir)) return MCP_ARROWS[dir];
+  }
   return record.direction === "to_client" ? "agent → host" : "host → agent";
 }
 
@@ -81,6 +94,7 @@ export function problem(record) {
  * call's status, the component's kind and id, why a surface closed. @param {InspectorRecord} record
  */
 export function gist(record) {
+  if (record.kind === "mcp") return mcpGist(record.envelope);
   const payload = /** @type {Record<string, unknown> | undefined} */ (record.envelope?.payload);
   if (!payload || typeof payload !== "object") return "";
   const text = (/** @type {unknown} */ value) => (typeof value === "string" ? value.slice(0, 80) : "");
@@ -100,6 +114,21 @@ export function gist(record) {
     default:
       return "";
   }
+}
+
+/**
+ * An MCP record's row: its server and app, the tool called or the JSON-RPC id answered.
+ * @param {any} envelope
+ */
+function mcpGist(envelope) {
+  if (!envelope || typeof envelope !== "object") return "";
+  const text = (/** @type {unknown} */ value) => (typeof value === "string" ? value.slice(0, 80) : "");
+  const rpc = envelope.jsonrpc && typeof envelope.jsonrpc === "object" ? envelope.jsonrpc : {};
+  const where = [text(envelope.server), text(envelope.app_id)].filter(Boolean).join(" ");
+  const tool = rpc.params && typeof rpc.params === "object" ? text(rpc.params.name) : "";
+  const id = typeof rpc.id === "string" || typeof rpc.id === "number" ? `#${String(rpc.id).slice(0, 40)}` : "";
+  const outcome = rpc.error ? "error" : "";
+  return [where, tool, id, outcome].filter(Boolean).join(" ");
 }
 
 /** "1 surface", "2 surfaces". @param {number} count @param {string} word @param {string} [many] */

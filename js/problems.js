@@ -14,7 +14,7 @@ import { button, element, STYLED } from "./dom.js";
 /** The one line a problem reads as. @param {ProblemView} problem */
 export function problemTitle(problem) {
   const again = (problem.count ?? 1) > 1 ? ` (${problem.count} times)` : "";
-  const verb = problem.source === "surface" ? ":" : " raised";
+  const verb = problem.source === "handler" ? " raised" : ":"; // a surface's script, an MCP server
   return `${problem.where}${verb} ${problem.message}${again}`;
 }
 

@@ -18,8 +18,6 @@ from .mcp_helpers import View
 from .mcp_servers import weather
 from .test_view_protocol import declared
 
-pytest.importorskip("mcp")
-
 
 @pytest.fixture
 def view(host: Host) -> View:
@@ -416,3 +414,44 @@ def test_without_the_sdk_connect_says_how_to_install_it(
     monkeypatch.setitem(sys.modules, "mcp", None)
     with pytest.raises(UsageError, match=r"pip install 'lineup-jupyter\[mcp\]'"):
         host.connect_mcp(["python", "server.py"])
+
+
+def test_every_mcp_op_the_kernel_sends_is_declared(
+    host: Host, server: McpServer, view: View
+) -> None:
+    """The MCP half of test_view_protocol's check: every op is one FEED_OPS declares, with
+    the fields its TypedDict says, as a view gets it (JSON round trip)."""
+    app_id = opened(server, view)
+    view.request(app_id, 1, "ui/message", {"content": [{"type": "text", "text": "hi"}]})
+    view.wait_response(app_id, 1)
+    view.request(app_id, 2, "nope/nope")
+    view.wait_response(app_id, 2)
+    view.send({"kind": "mcp_close", "app_id": app_id})
+    for op in view.ops:
+        declared(op, vp.FEED_OPS)
+        if "error" in op:
+            assert op["error"].keys() <= vp.McpError.__annotations__.keys()
+    assert {op["op"] for op in view.ops} == {op for op in vp.FEED_OPS if op.startswith("mcp_")}
+
+
+def test_a_view_made_after_an_app_opened_gets_it_in_the_snapshot(host: Host) -> None:
+    """The host displayed after server.open (its widget made then): the app is there."""
+    server = host.connect_mcp(weather.build())
+    app = server.open("show_weather", {"city": "Paris"})
+    app.wait(30)
+    view = View(host)
+    view.send({"kind": "sync"})
+    (shown,) = view.sent[-1]["mcp_apps"]
+    assert (shown["app_id"], shown["result"]) == (app.app_id, app.result)
+    server.close()
+
+
+def test_a_request_id_must_be_what_json_rpc_allows(server: McpServer, view: View) -> None:
+    app_id = opened(server, view)
+    view.request(app_id, {"forged": True}, "ui/message", {})
+    error = view.wait_response(app_id, {"forged": True})["error"]
+    assert error["code"] == -32602 and "string or an integer" in error["message"]
+    assert server.apps[0].messages == []  # the control below is kept
+    view.request(app_id, "m1", "ui/message", {"content": []})
+    view.wait_response(app_id, "m1")
+    assert server.apps[0].messages == [{"content": []}]

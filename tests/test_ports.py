@@ -29,7 +29,7 @@ from .test_broker import call
 PACKAGE = Path(lineup_jupyter.__file__).parent
 # Below the Host (issue 17): they get what they need of it through _ports, never the class
 # (that they never import it is the layers' import contract, pyproject.toml, in ./dev lint).
-LAYERS_BELOW = ("protocol", "runtime", "core", "capabilities", "appcenter", "agents")
+LAYERS_BELOW = ("protocol", "runtime", "core", "capabilities", "appcenter", "agents", "mcp")
 BELOW_THE_HOST = tuple(
     path.relative_to(PACKAGE).with_suffix("").as_posix()
     for layer in LAYERS_BELOW

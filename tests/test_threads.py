@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from lineup_jupyter.runtime import _threads
 from lineup_jupyter.runtime._threads import (
     HostThread,
     Pacer,
@@ -382,3 +383,25 @@ def test_spawn_reports_what_the_coroutine_raises(on_loop: bool, kernel: LoopThre
     kernel.run(start) if on_loop else start()
     assert reported_it.wait(WAIT)
     assert [str(exc) for exc in failures] == ["the work broke"]
+
+
+def test_a_loop_thread_runs_coroutines_off_the_callers_thread_and_closes_when_stopped() -> None:
+    """runtime's LoopThread (an MCP server's session loop): work submitted from any thread
+    runs on its own thread; stopped, what still runs is cancelled and the loop closes."""
+    loop_thread = _threads.LoopThread("lineup-test-loop")
+    forever = asyncio.Event()
+
+    async def where() -> int:
+        return threading.get_ident()
+
+    async def never() -> None:
+        await forever.wait()
+
+    assert loop_thread.submit(where()).result(WAIT) != threading.get_ident()
+    assert not loop_thread.on_thread()
+    pending = loop_thread.submit(never())
+    loop_thread.stop()
+    with pytest.raises(BaseException):  # cancelled by the stop, not left pending  # noqa: B017, PT011
+        pending.result(WAIT)
+    loop_thread._thread.join(WAIT)
+    assert loop_thread.loop.is_closed()

@@ -99,6 +99,24 @@ test("a row shows what matters without being opened: event, capability, status",
   assert.equal(gist(/** @type {any} */ ({ type: "x", envelope: "not an object" })), "");
 });
 
+test("MCP traffic reads as MCP: who spoke, the server and app, the tool, the id", () => {
+  /** @param {object} envelope */
+  const mcp = (envelope) => record(1, { kind: "mcp", type: "mcp.tools/call", envelope });
+  const call = mcp({
+    server: "weather",
+    app_id: "mcp-1",
+    dir: "from_app",
+    jsonrpc: { id: 7, method: "tools/call", params: { name: "refresh_weather" } },
+  });
+  assert.equal(arrow(call), "MCP app → host");
+  assert.equal(gist(call), "weather mcp-1 refresh_weather #7");
+  assert.equal(arrow(mcp({ dir: "to_server" })), "host → MCP server");
+  assert.equal(gist(mcp({ server: "weather", dir: "to_app", jsonrpc: { id: 7, error: {} } })), "weather #7 error");
+  assert.equal(arrow(mcp({ dir: "__proto__" })), "agent → host"); // not one of ours: the envelope's
+  assert.equal(problem(call), null);
+  assert.equal(matches(call, { problems_only: true }), false); // traffic, not a problem
+});
+
 test("counts read as English: 1 surface, 2 surfaces, 1 inventory", () => {
   assert.equal(plural(1, "surface"), "1 surface");
   assert.equal(plural(2, "surface"), "2 surfaces");

@@ -546,14 +546,23 @@ class Host:
         """
         from ..mcp._server import McpServer
 
-        connected = McpServer(self, server, name=name, timeout=timeout)
+        connected = McpServer(self, server, name=name, timeout=timeout, on_change=self._mcp_changed)
         with self._lock:
+            ended = [s for s in self._mcp_servers if s.status == "ended"]
+            for gone in ended[: max(0, len(ended) + 1 - _CLOSED_AGENTS_SHOWN)]:
+                self._mcp_servers.remove(gone)
             self._mcp_servers.append(connected)
+        self._mcp_changed()
         return connected
+
+    def _mcp_changed(self) -> None:
+        if self._connection_watchers:
+            self._connection_watchers.notify()
 
     @property
     def mcp_servers(self) -> list[McpServer]:
-        """The MCP servers this host connected to, the ended ones too (``status``)."""
+        """The MCP servers this host connected to, the ended ones too (the last few), with
+        their ``status`` and ``problem``; the host's view lists them with the agents."""
         return list(self._mcp_servers)
 
     @property

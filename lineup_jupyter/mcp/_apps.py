@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +39,7 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 REFUSED = -32000  # refused by the user, or not allowed (data: rule, reason)
 MESSAGES_KEPT = 100  # ui/message lines an app keeps
+NOTES_KEPT = 20  # the newest notes an app's spec keeps, for a view that reloads
 TRAFFIC_ITEMS = 50  # items of one mcp_traffic message recorded; the rest are counted
 PREVIEW_CHARS = 4096  # of a traffic item's message, as the history keeps it
 
@@ -73,16 +75,29 @@ class McpApp:
         self.generation = 1
         self.closed = False
         self.notes: list[str] = []
-        self._done = threading.Event()
+        self._done = threading.Event()  # the server answered, or never will
+        self._settled = threading.Event()  # and result / cancelled say so
+        self._answer: dict[str, Any] | None = None  # the result, as soon as the server answered
+
+    def answered(self, result: dict[str, Any] | None) -> None:
+        """The server answered (``result``) or never will (None): what ``wait`` returns. Set
+        on the connection's thread, at once; ``result`` and the view follow on the host's."""
+        self._answer = result
+        self._done.set()
 
     @property
     def title(self) -> str:
         return self.tool.title or self.tool.name
 
     def wait(self, timeout: float | None = None) -> dict[str, Any] | None:
-        """Block until the tool answered or was cancelled (at most ``timeout`` s): the result."""
+        """Block until the tool answered or was cancelled (at most ``timeout`` s): its result,
+        or None. Safe in a cell: the answer does not need the kernel's loop to arrive
+        (``result`` and the view are updated on it, after the cell)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
         self._done.wait(timeout)
-        return self.result
+        if self.server.settles_elsewhere():  # then result and cancelled are set here too
+            self._settled.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        return self._answer if self._answer is not None else self.result
 
     def close(self) -> None:
         """Close the app's card (as the user's close button does)."""
@@ -199,6 +214,7 @@ class McpApps:
                 if not app.closed:
                     self._notify(app, "tool-cancelled", {"reason": app.cancelled})
             app._done.set()
+            app._settled.set()
 
     def _notify(self, app: McpApp, what: str, params: dict[str, Any]) -> None:
         self._emit(
@@ -213,7 +229,7 @@ class McpApps:
     def note(self, app: McpApp, text: str) -> None:
         """A line the app's card shows (raw: the view shows it with honest_text)."""
         with self._lock:
-            app.notes = [*app.notes, text][-20:]
+            app.notes = [*app.notes, text][-NOTES_KEPT:]
             if not app.closed:
                 self._emit({"op": "mcp_note", "app_id": app.app_id, "text": text})
 
@@ -289,14 +305,21 @@ class McpApps:
     def request(self, app_id: str, request_id: Any, method: str, params: dict[str, Any]) -> None:
         """An app's JSON-RPC request: its server answers (one ``mcp_response``)."""
         app = self._apps.get(app_id)
+        problem = None
         if app is None or app.closed:
+            problem = f"no MCP app {app_id[:100]!r} is open"
+        elif type(request_id) not in (str, int) or len(str(request_id)) > 200:
+            problem = (
+                "a request's id is a string or an integer (JSON-RPC), of at most 200 characters"
+            )
+        if app is None or problem is not None:
             self.record(app_id, "from_app", method, {"id": request_id, "method": method})
             self._emit(
                 {
                     "op": "mcp_response",
                     "app_id": app_id,
                     "id": request_id,
-                    "error": {"code": INVALID_PARAMS, "message": f"no MCP app {app_id!r} is open"},
+                    "error": {"code": INVALID_PARAMS, "message": problem or "no app"},
                 }
             )
             return

@@ -61,6 +61,7 @@ class McpConnection:
         self.timeout = timeout
         self._on_end = on_end
         self._target, self._stderr = self._transport(server)
+        self.via = _via(server)
         self.status = "connecting"
         self.problem: str | None = None
         self.server_info: dict[str, Any] = {}
@@ -75,8 +76,9 @@ class McpConnection:
     def _transport(self, server: Any) -> tuple[Any, Any]:
         """What ``mcp.Client`` connects to: a URL (streamable HTTP), a process (stdio: its
         stderr kept in a file, for the reason it ended), or a server object in-process."""
-        mcp = self._sdk
         from mcp.client.stdio import StdioServerParameters, stdio_client
+        from mcp.server import Server
+        from mcp.server.mcpserver import MCPServer
 
         if isinstance(server, str):
             if not server.startswith(("http://", "https://")):
@@ -94,7 +96,7 @@ class McpConnection:
             # Closed when the connection ends (_end), not at the end of this block.
             stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")  # noqa: SIM115
             return stdio_client(server, errlog=stderr), stderr
-        if isinstance(server, (mcp.server.Server, mcp.server.mcpserver.MCPServer)):
+        if isinstance(server, (Server, MCPServer)):
             return server, None
         raise UsageError(
             f"[lineup] cannot connect to {type(server).__name__}: an MCP server is an http(s):// "
@@ -131,11 +133,10 @@ class McpConnection:
 
     def wait_ready(self) -> None:
         """Block until the server answered its handshake, at most ``timeout`` seconds."""
-        if self._ready.wait(self.timeout):
+        if not self._ready.wait(self.timeout):
+            self._end(f"the server did not answer within {self.timeout:g} s")
+        if self.status == "ready":
             return
-        if self._session.done():  # failed before it was ready
-            raise UsageError(f"[lineup] could not connect to the MCP server: {self.problem}")
-        self._end(f"the server did not answer within {self.timeout:g} s")
         raise UsageError(f"[lineup] could not connect to the MCP server: {self.problem}")
 
     def _end(self, reason: str) -> None:
@@ -189,7 +190,11 @@ class McpConnection:
             except asyncio.TimeoutError:
                 raise McpFailure(f"the server did not answer within {deadline:g} s") from None
 
-        running = self._loop.submit(run())
+        try:
+            running = self._loop.submit(run())
+        except RuntimeError:  # the loop closed since the status was read: it ended
+            result.set_exception(McpFailure(f"the server is ended: {self.problem}"))
+            return result
 
         def done(future: Future[T]) -> None:
             if future.cancelled():
@@ -227,6 +232,19 @@ class McpConnection:
             with contextlib.suppress(Exception):
                 self._session.result(self.timeout)
         self._end("closed by the user")
+
+
+def _via(server: Any) -> str:
+    """How the host reaches the server, in a few words (the host view's agents line)."""
+    if isinstance(server, str):
+        return f"MCP over HTTP, {server[:200]}"
+    command = getattr(server, "command", None)
+    if isinstance(command, str):
+        args = [str(arg) for arg in getattr(server, "args", [])]
+        return "MCP over stdio, " + " ".join([command, *args])[:200]
+    if isinstance(server, Sequence):
+        return "MCP over stdio, " + " ".join(os.fspath(part) for part in server)[:200]
+    return "MCP in-process"
 
 
 def _closed(error: BaseException) -> bool:

@@ -32,17 +32,22 @@ from ..core._bus import History, Subscription
 from ..protocol import rules
 from ..protocol._envelopes import new_envelope, now_iso, stamp, utc_now
 from ..protocol._errors import ProtocolError, UsageError
+from ..protocol._json import dumps
 from ..runtime._threads import HostThread, Worker
-from ._apps import INVALID_PARAMS, METHOD_NOT_FOUND, REFUSED, McpApp, McpApps
+from ._apps import INVALID_PARAMS, MESSAGES_KEPT, METHOD_NOT_FOUND, REFUSED, McpApp, McpApps
 from ._connection import McpConnection, McpFailure
-from ._resources import AppResource, ResourceRefused, app_resource
+from ._resources import MAX_HTML_BYTES, AppResource, ResourceRefused, app_resource
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from contextlib import AbstractContextManager
 
+    from ..runtime._problems import Problems
+
 __all__ = ["McpHost", "McpServer", "McpTool", "fit_name"]
 
+MAX_RESULT_BYTES = 4 * 1024 * 1024  # a tool's result as JSON, at most (to the app, the history)
+TICKETS_KEPT = 256  # started calls whose result a repeat (C12) may still be answered from
 APP_CALL_SECONDS = 300.0  # an app's tools/call waits this long for the user at most (H20)
 _SEGMENT = 63  # a capability name's segment, at most (rules.CAPABILITY_NAME_PATTERN)
 
@@ -64,6 +69,9 @@ class McpHost(Protocol):
 
     @property
     def mcp_apps(self) -> McpApps: ...
+
+    @property
+    def problems(self) -> Problems: ...
 
     def receive(self, raw: Any) -> ProtocolError | None: ...
 
@@ -104,12 +112,19 @@ class McpServer:
     ``close``. ``status`` is ready or ended (``problem`` says why)."""
 
     def __init__(
-        self, host: McpHost, server: Any, *, name: str | None = None, timeout: float = 30.0
+        self,
+        host: McpHost,
+        server: Any,
+        *,
+        name: str | None = None,
+        timeout: float = 30.0,
+        on_change: Callable[[], None] | None = None,
     ) -> None:
         if timeout <= 0:
             raise UsageError(f"[lineup] timeout must be more than 0 seconds, not {timeout}")
         self._host = host
         self._apps = host.mcp_apps
+        self._on_change = on_change  # the host view's agents line redraws
         self._lock = threading.Lock()
         self._tickets: dict[str, Future[Any]] = {}
         self._waiting: dict[str, list[tuple[McpApp, Any, str]]] = {}  # call_id -> requests
@@ -117,6 +132,7 @@ class McpServer:
         self._subscription: Subscription | None = None
         self._declared: list[str] = []
         self._claimed = False
+        self._closing = False
         self.timeout = timeout
         self.tools: list[McpTool] = []
         # The server's answers arrive on the connection's loop thread; what they change in
@@ -179,11 +195,15 @@ class McpServer:
             annotations = annotations if isinstance(annotations, dict) else {}
             read_only = annotations.get("readOnlyHint") is True
             destructive = not read_only and annotations.get("destructiveHint") is True
-            segment = fit_name(name)[: max(1, room)]
-            while segment in taken:  # two tools whose names fit to the same segment
-                segment = f"{segment[: max(1, room - 4)]}-{len(taken)}"
+            base = segment = fit_name(name)[: max(1, room)]
+            for count in itertools.count(2):  # two tools whose names fit to the same segment
+                if segment not in taken:
+                    break
+                segment = f"{base[: max(1, room - 5)]}-{count}"
             taken.add(segment)
             capability = self.capability_prefix + segment if "app" in shown else None
+            if capability is not None:
+                capability = self._declare_one(capability, name, raw, destructive)
             tool = McpTool(
                 name=name,
                 title=raw.get("title") if isinstance(raw.get("title"), str) else None,
@@ -197,9 +217,16 @@ class McpServer:
                 capability=capability,
             )
             self.tools.append(tool)
-            if capability is None:
-                continue
-            schema = raw.get("inputSchema")
+
+    def _declare_one(
+        self, capability: str, tool: str, raw: dict[str, Any], destructive: bool
+    ) -> str | None:
+        """Declare one tool for its apps; a tool the registry refuses (its inputSchema is no
+        JSON Schema) is refused alone, on record, and its apps may not call it."""
+        schema = raw.get("inputSchema")
+        title, description = raw.get("title"), raw.get("description")
+        shown = title if isinstance(title, str) else description
+        try:
             with self._host.lock:
                 self._host.capabilities.declare(
                     Capability(
@@ -207,11 +234,20 @@ class McpServer:
                         "system_permission" if destructive else "user_confirmation",
                         input_schema=schema if isinstance(schema, dict) else {"type": "object"},
                         handler=self._handler(tool),
-                        description=(tool.title or tool.description or tool.name)[:500],
+                        description=(shown if isinstance(shown, str) else tool)[:500],
                         callers=frozenset({self.agent_id}),
                     )
                 )
-            self._declared.append(capability)
+        except UsageError as error:
+            self._host.history.add(
+                "to_client",
+                "refused",
+                {"type": "mcp.tool", "server": self.name, "tool": tool[:200]},
+                {"code": "invalid", "rule": "C7", "path": "$.inputSchema", "message": str(error)},
+            )
+            return None
+        self._declared.append(capability)
+        return capability
 
     def tool(self, name: str) -> McpTool:
         for tool in self.tools:
@@ -230,6 +266,17 @@ class McpServer:
     def problem(self) -> str | None:
         return self._connection.problem
 
+    def view(self) -> dict[str, Any]:
+        """Its line in the host view's agents list (as an agent outside the kernel's, H42):
+        who, how, its status, and why it ended unless the user closed it."""
+        closed = self._closing
+        return {
+            "agent_id": getattr(self, "agent_id", None),
+            "via": self._connection.via,
+            "status": "closed" if closed else self.status,
+            "problem": None if closed else self.problem,
+        }
+
     @property
     def apps(self) -> list[McpApp]:
         """Its apps open in the host's view."""
@@ -237,10 +284,13 @@ class McpServer:
 
     # ---- the user's acts -----------------------------------------------------------
 
-    def open(self, tool: str, arguments: dict[str, Any] | None = None) -> McpApp:
+    def open(
+        self, tool: str, arguments: dict[str, Any] | None = None, *, timeout: float | None = None
+    ) -> McpApp:
         """Show ``tool``'s app in the host's view at once and call the tool in the
         background (the user's act: no card); the app gets ``tool-input`` now and
-        ``tool-result`` (or ``tool-cancelled``) when the server answered."""
+        ``tool-result`` (or ``tool-cancelled``) when the server answered, or at the deadline:
+        ``timeout`` seconds, the server's own by default."""
         found = self.tool(tool)
         if found.resource_uri is None:
             raise UsageError(
@@ -255,7 +305,7 @@ class McpServer:
         arguments = {} if arguments is None else dict(arguments)
         resource = self.resource(found.resource_uri)
         app = self._apps.open(self, found, arguments, resource)
-        future = self._tools_call(found.name, arguments, app)
+        future = self._tools_call(found.name, arguments, app, timeout)
 
         def done(future: Future[dict[str, Any]]) -> None:
             error = future.exception()
@@ -264,15 +314,24 @@ class McpServer:
             else:
                 self._apps.settle(app, cancelled=str(error))
 
+        future.add_done_callback(
+            lambda done: app.answered(None if done.exception() else done.result())
+        )
         self._when_done(future, done, "showing an MCP tool's result")
         return app
 
-    def call(self, tool: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Call ``tool`` as the user, wait for its answer (the CallToolResult as JSON)."""
+    def call(
+        self, tool: str, arguments: dict[str, Any] | None = None, *, timeout: float | None = None
+    ) -> dict[str, Any]:
+        """Call ``tool`` as the user, wait for its answer (the CallToolResult as JSON), at
+        most ``timeout`` seconds (the server's own by default)."""
         self.tool(tool)
-        future = self._tools_call(tool, {} if arguments is None else dict(arguments), None)
+        deadline = self.timeout if timeout is None else timeout
+        future = self._tools_call(
+            tool, {} if arguments is None else dict(arguments), None, deadline
+        )
         try:
-            return future.result(self.timeout + 5)
+            return future.result(deadline + 5)  # the request's own deadline ends it first
         except McpFailure as error:
             raise UsageError(f"[lineup] {self.name}.{tool}: {error}") from None
 
@@ -308,6 +367,7 @@ class McpServer:
 
     def close(self) -> None:
         """Close its apps, withdraw its tools' capabilities, end the session."""
+        self._closing = True
         for app in self.apps:
             app.close()
         with self._host.lock:
@@ -326,7 +386,25 @@ class McpServer:
             self._worker.stop()
 
     def _ended(self, reason: str) -> None:
-        self._home.call(lambda: self._apps.server_ended(self, reason), "an MCP server ended")
+        """The session ended: its apps say why; unless the user closed it, so does the host
+        view's problems line (a server that dies with no app open is seen too)."""
+
+        def ended() -> None:
+            self._apps.server_ended(self, reason)
+            if not self._closing and self._claimed:
+                self._host.problems.add(
+                    f"MCP server {self.name!r}", reason, agent_id=self.agent_id, source="mcp"
+                )
+            if self._on_change is not None:
+                self._on_change()
+
+        self._home.call(ended, "an MCP server ended")
+
+    def settles_elsewhere(self) -> bool:
+        """Whether the host's side of an answer runs on another thread than this one (a
+        worker, or the kernel's loop seen from a thread of its own): then it may be waited
+        for here. In a cell on the kernel's loop it may not: the cell holds that loop."""
+        return self._worker is not None or threading.get_ident() != self._home.ident
 
     def _when_done(
         self, future: Future[Any], work: Callable[[Future[Any]], None], what: str
@@ -337,12 +415,16 @@ class McpServer:
     # ---- the server's requests, recorded -------------------------------------------
 
     def _tools_call(
-        self, tool: str, arguments: dict[str, Any], app: McpApp | None
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        app: McpApp | None,
+        timeout: float | None = None,
     ) -> Future[dict[str, Any]]:
         app_id = None if app is None else app.app_id
         params = {"name": tool, "arguments": arguments}
         self._record("to_server", "tools/call", {"method": "tools/call", "params": params}, app_id)
-        raw = self._connection.request(lambda client: client.call_tool(tool, arguments))
+        raw = self._connection.request(lambda client: client.call_tool(tool, arguments), timeout)
         result: Future[dict[str, Any]] = Future()
 
         def done(future: Future[Any]) -> None:
@@ -355,6 +437,12 @@ class McpServer:
                 return
             answer = future.result().model_dump(by_alias=True, exclude_none=True, mode="json")
             answer.pop("resultType", None)
+            size = len(dumps(answer))
+            if size > MAX_RESULT_BYTES:  # the history, the feed and the page would hold it
+                failure = f"the result is {size} bytes as JSON, over this host's {MAX_RESULT_BYTES}"
+                self._record("from_server", "response", {"error": failure}, app_id)
+                result.set_exception(McpFailure(failure))
+                return
             self._record("from_server", "response", {"result": answer}, app_id)
             result.set_result(answer)
 
@@ -383,7 +471,7 @@ class McpServer:
                 app, request_id, "app.open_url", {"url": url}, f"open a link: {url}", None
             )
         elif method == "ui/message":
-            app.messages = [*app.messages, params][-100:]
+            app.messages = [*app.messages, params][-MESSAGES_KEPT:]
             self._apps.note(app, f"message: {_text(params)}")
             self._apps.respond(app.app_id, request_id, result={})
         elif method == "ui/update-model-context":
@@ -419,6 +507,9 @@ class McpServer:
             self._error(
                 app, request_id, INVALID_PARAMS, "tools/call needs a name and an arguments object"
             )
+            return
+        if self.status != "ready":
+            self._error(app, request_id, REFUSED, f"the server has ended: {self.problem}")
             return
         tool = next((t for t in self.tools if t.name == name), None)
         if tool is None:
@@ -474,15 +565,17 @@ class McpServer:
                 {"rule": refused.rule, "status": "refused", "reason": refused.message[:500]},
             )
 
-    def _handler(self, tool: McpTool) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    def _handler(self, tool: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
         """The capability's handler: start the tool's call, return its ticket at once (the
         broker runs it under the host's lock; the server must never be waited for there)."""
 
         def start(arguments: dict[str, Any]) -> dict[str, Any]:
             ticket = f"t{next(self._ticket_ids)}"
             with self._lock:
-                self._tickets[ticket] = self._tools_call(tool.name, arguments, None)
-            return {"ticket": ticket, "tool": tool.name}
+                self._tickets[ticket] = self._tools_call(tool, arguments, None)
+                while len(self._tickets) > TICKETS_KEPT:  # the oldest: long answered
+                    del self._tickets[next(iter(self._tickets))]
+            return {"ticket": ticket, "tool": tool}
 
         return start
 
@@ -557,6 +650,15 @@ class McpServer:
             found = future.result().model_dump(by_alias=True, exclude_none=True, mode="json")
             found.pop("resultType", None)
             self._record("from_server", "response", _preview_read(found), app.app_id)
+            size = len(dumps(found))
+            if size > MAX_HTML_BYTES:  # it would cross the comm to the page whole
+                self._error(
+                    app,
+                    request_id,
+                    REFUSED,
+                    f"{uri[:200]!r} is {size} bytes as JSON, over this host's {MAX_HTML_BYTES}",
+                )
+                return
             self._apps.respond(app.app_id, request_id, result=found)
 
         self._when_done(future, done, "answering an MCP app's resources/read")
@@ -596,8 +698,6 @@ def _text(params: dict[str, Any]) -> str:
     else:
         text = ""
     if not text:
-        from ..protocol._json import dumps
-
         text = dumps(params)
     return text[:1000]
 

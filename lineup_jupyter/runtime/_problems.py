@@ -43,7 +43,7 @@ class Problem:
     """One failure to show: where it happened, what was raised, and its traceback."""
 
     seq: int
-    source: str  # "handler": a function the user registered; "surface": a surface's script
+    source: str  # "handler": a user's function; "surface": a surface's script; "mcp": a server
     where: str  # "handler refresh() for ui.event 'refresh'"
     message: str  # "ZeroDivisionError: division by zero"
     traceback: str

@@ -29,7 +29,7 @@ import contextlib
 import logging
 import queue
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import Future
 from typing import Any, Protocol, TypeVar
 
@@ -125,11 +125,10 @@ class LoopThread:
         finally:
             loop.close()
 
-    def submit(self, coroutine: Awaitable[T]) -> Future[T]:
-        async def run() -> T:
-            return await coroutine
-
-        return asyncio.run_coroutine_threadsafe(run(), self.loop)
+    def submit(self, coroutine: Coroutine[Any, Any, T]) -> Future[T]:
+        # The coroutine itself becomes the task: cancelled before it started (the loop
+        # stopped), it is closed, not left "never awaited".
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop)
 
     def on_thread(self) -> bool:
         return threading.get_ident() == self._thread.ident

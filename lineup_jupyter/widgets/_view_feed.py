@@ -27,12 +27,11 @@ from typing import Any
 
 from ..core._components import Component, ComponentChange
 from ..core._surfaces import SurfaceChange, SurfaceInstance, shared_state
+from ..mcp._apps import NOTES_KEPT
 from ..runtime._threads import Pacer
 
 __all__ = ["ViewFeed", "common_prefix", "utf16_length"]
 
-# The newest notes an MCP app's spec keeps for a view that reloads (its card shows them).
-MCP_NOTES_KEPT = 20
 # Merge patches kept for one surface between two sends; past this the state goes whole,
 # which bounds a message by the state's size however many patches one tick makes.
 MAX_PATCHES_PER_SEND = 16
@@ -220,7 +219,7 @@ class ViewFeed:
             elif op["op"] == "mcp_notify" and op["method"] == "ui/notifications/tool-cancelled":
                 spec["cancelled"] = op["params"].get("reason", "cancelled")
             elif op["op"] == "mcp_note":
-                spec["notes"] = [*spec["notes"], op["text"]][-MCP_NOTES_KEPT:]
+                spec["notes"] = [*spec["notes"], op["text"]][-NOTES_KEPT:]
         self._surface_ops.append(op)
         self._surfaces_pacer.request()
 

@@ -138,7 +138,9 @@ class HostWidget(anywidget.AnyWidget):
         self._host_thread.call(self._refresh_agents, "showing the agents' connections")
 
     def _refresh_agents(self) -> None:
-        self.agents = [agent.view() for agent in self._host.remote_agents]
+        self.agents = [agent.view() for agent in self._host.remote_agents] + [
+            server.view() for server in self._host.mcp_servers
+        ]
 
     def _refresh_problems(self) -> None:
         # Bounded: the host keeps the newest few (PROBLEMS_KEPT), each traceback cut.

@@ -1,7 +1,8 @@
 """An MCP server that gets MCP Apps wrong on purpose, written with the official SDK.
 
 ``huge`` points at a 3 MiB resource, ``wrong_mime`` at one served as text/html, ``not_ui`` at
-an https:// URI, ``hang`` never returns, ``die`` ends the process (stdio), ``fine`` works.
+an https:// URI, ``hang`` never returns, ``flood`` returns 5 MiB, ``die`` ends the process
+(stdio), ``bad_schema`` declares an inputSchema that is no JSON Schema, ``fine`` works.
 Run as ``python -m tests.mcp_servers.hostile`` from the checkout (``http`` as for weather.py).
 The SDK's Apps helper refuses the wrong ones, so they are made with MCPServer's own tools
 and resources, as a careless or hostile server would serve them.
@@ -36,6 +37,10 @@ def build() -> MCPServer[Any]:
         await anyio.sleep_forever()
         return "never"
 
+    @apps.tool(resource_uri="ui://hostile/fine.html", description="A 5 MiB result")
+    def flood() -> str:
+        return "x" * (5 * 1024 * 1024)
+
     @apps.tool(resource_uri="ui://hostile/fine.html", description="Ends the server's process")
     def die() -> str:
         sys.stderr.write("hostile: exiting on purpose\n")
@@ -43,7 +48,9 @@ def build() -> MCPServer[Any]:
         os._exit(3)
 
     apps.add_html_resource("ui://hostile/fine.html", FINE_HTML)
-    server: MCPServer[Any] = MCPServer("hostile", version="0.1.0", extensions=[apps])
+    server: MCPServer[Any] = MCPServer(
+        "hostile", version="0.1.0", extensions=[apps], log_level="WARNING"
+    )
 
     def ui(uri: str) -> dict[str, Any]:
         return {"ui": {"resourceUri": uri}}
@@ -59,6 +66,15 @@ def build() -> MCPServer[Any]:
     @server.tool(description="Not a ui:// resource", meta=ui("https://evil.example/app.html"))
     def not_ui() -> str:
         return "not ui"
+
+    @server.tool(description="Declares an inputSchema that is no JSON Schema")
+    def bad_schema() -> str:
+        return "bad"
+
+    # The SDK makes schemas from signatures; a careless server can still send any JSON.
+    tool = server._tool_manager.get_tool("bad_schema")
+    assert tool is not None
+    tool.parameters = {"type": "object", "properties": {"x": {"type": 5}}}
 
     big = "<!doctype html><p>" + "x" * HUGE_BYTES + "</p>"
     server.add_resource(

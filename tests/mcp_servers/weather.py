@@ -84,7 +84,9 @@ def build() -> MCPServer[Any]:
         prefers_border=True,
     )
     apps.add_html_resource(CLOCK_URI, CLOCK_HTML)
-    server: MCPServer[Any] = MCPServer("weather", version="1.2.0", extensions=[apps])
+    server: MCPServer[Any] = MCPServer(
+        "weather", version="1.2.0", extensions=[apps], log_level="WARNING"
+    )
 
     @server.tool(description="Echo, no UI")
     def plain_echo(text: str) -> str:
