@@ -210,6 +210,7 @@ export class McpCards {
   mountCard(spec) {
     const card = element("div", "lineup-surface lineup-mcp");
     card.dataset.appId = spec.app_id;
+    if (spec.prefers_border === false) card.classList.add("lineup-mcp-borderless"); // _meta.ui.prefersBorder
     const header = element("div", "lineup-header");
     const heading = appHeading(spec);
     const title = element("span", "lineup-title", heading.title);
@@ -424,10 +425,9 @@ export class McpCards {
         request: (kernelId, method, params) =>
           this.sendInOrder({ kind: "mcp_request", app_id: appId, id: kernelId, method, params }),
         traffic: (dir, message) => traffic.push(dir, message),
-        refused: (code, message, path) => {
-          this.line(app, `refused-${code}`, `Refused: ${message}`);
-          this.sendInOrder({ kind: "mcp_refused", app_id: appId, code, message, ...(path ? { path } : {}) });
-        },
+        // The kernel records it and notes it on the card (mcp_note): one line, one home.
+        refused: (code, message, path) =>
+          this.sendInOrder({ kind: "mcp_refused", app_id: appId, code, message, ...(path ? { path } : {}) }),
         context: () => this.context(app),
         size: (height) => {
           const next = frame.size.next(height);
@@ -436,7 +436,6 @@ export class McpCards {
         displayMode: (mode) => this.setMode(app, mode),
         initialized: () => {
           frame.ready = true;
-          app.lines.querySelector('[data-kind="silent"]')?.remove();
         },
         teardownRequested: () => this.closeCard(app, true),
         log: (params) => this.line(app, "log", `Log (${String(params.level ?? "info")}): ${asText(params.data)}`),
@@ -539,10 +538,8 @@ export class McpCards {
   handle(frame, message) {
     const { app } = frame;
     const report = message?.namespace === SURFACE_NAMESPACE ? message.type : null;
-    const refuse = (/** @type {string} */ code, /** @type {string} */ text) => {
-      this.line(app, code, text);
+    const refuse = (/** @type {string} */ code, /** @type {string} */ text) =>
       this.sendInOrder({ kind: "mcp_refused", app_id: app.spec.app_id, code, message: text });
-    };
     switch (report) {
       case "too_large":
         frame.host.refuse(
@@ -660,6 +657,7 @@ function domainText(domain) {
 export const MCP_STYLE = `
 .lineup-mcp:popover-open { position: fixed; inset: 0; width: auto; height: auto; max-width: none; max-height: none; margin: 0; padding: 0; border: 0; border-radius: 0; display: flex; flex-direction: column; background: var(--jp-layout-color0, #fff); color: inherit; }
 .lineup-mcp[data-mode="fullscreen"] > .lineup-shell:not([hidden]) { flex: 1 1 auto; height: auto; }
+.lineup-mcp-borderless { border-color: transparent; }
 .lineup-mcp-exit { margin-left: auto; margin-right: 4px; font-size: 11px; }
 .lineup-mcp-grants { display: flex; flex-direction: column; gap: 4px; padding: 6px 8px; font-size: 12px; border-bottom: 1px solid var(--jp-border-color2, #ddd); background: var(--jp-layout-color1, #fafafa); }
 .lineup-mcp-grants[hidden] { display: none; }
