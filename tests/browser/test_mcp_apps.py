@@ -65,12 +65,13 @@ def line(page: Page, start: str) -> Locator:
     return log(page).filter(has_text=re.compile(f"^{re.escape(start)}"))
 
 
-def allow_card(page: Page) -> None:
-    """Allow the one waiting consent card, once it takes a click (js/prompts.js)."""
+def allow_card(page: Page, views: int = 1) -> None:
+    """Allow the one waiting consent card (shown in each of ``views`` views of the host), once
+    it takes a click (js/prompts.js)."""
     prompt = page.locator(".lineup-host .lineup-consent .lineup-prompt")
-    expect(prompt).to_have_count(1)
-    expect(prompt).to_have_attribute("data-armed", "")
-    prompt.locator("button.lineup-allow").click()
+    expect(prompt).to_have_count(views)
+    expect(prompt.first).to_have_attribute("data-armed", "")
+    prompt.first.locator("button.lineup-allow").click()
     expect(prompt).to_have_count(0)
 
 
@@ -388,3 +389,33 @@ def test_the_apps_document_guards_every_script(
     assert all(text.startswith("(function realmGuard(config)") for text in texts)
     outer = page.locator(".lineup-mcp iframe.lineup-shell").get_attribute("srcdoc")
     assert outer and "frame-src 'none'" in outer
+
+
+def test_a_reload_and_a_second_view_get_the_app_from_the_snapshot(
+    open_notebook: OpenNotebook, canary: Canary
+) -> None:
+    """A reloaded page, and a second view of the same host, each build the app's frame from
+    the kernel's snapshot: it initializes and hears its tool-input and tool-result again. Each
+    view's requests carry its own ids to the kernel: an answer reaches only the app that
+    asked (two apps whose JSON-RPC ids both start at 0)."""
+    notebook = open_notebook([setup(canary)])
+    page = open_board(notebook, "STDIO")
+    expect(line(page, "tool-result")).to_have_count(1)
+    notebook.reload()
+    expect(card(page)).to_have_count(1)
+    expect(line(page, "initialized")).to_have_count(1)
+    expect(line(page, "tool-input")).to_have_text('tool-input {"city":"Oslo"}')
+    expect(line(page, "tool-result")).to_have_text('tool-result {"city":"Oslo","temperature":21}')
+
+    notebook.run_cell("display(host)")
+    expect(card(page)).to_have_count(2)
+    shells = page.locator(".lineup-mcp iframe.lineup-shell:not([hidden])")
+    first = shells.nth(0).content_frame.locator("iframe").content_frame
+    second = shells.nth(1).content_frame.locator("iframe").content_frame
+    expect(second.locator("#log li").filter(has_text=re.compile("^tool-result"))).to_have_count(1)
+    second.locator("#refresh").click()
+    allow_card(page, views=2)
+    expect(second.locator("#log li").filter(has_text=re.compile("^refresh ok"))).to_have_count(1)
+    first.locator("#read").click()  # the first view's app still speaks with the kernel
+    expect(first.locator("#log li").filter(has_text=re.compile("^read ok"))).to_have_count(1)
+    expect(first.locator("#log li").filter(has_text=re.compile("^refresh"))).to_have_count(0)
