@@ -419,3 +419,25 @@ def test_a_reload_and_a_second_view_get_the_app_from_the_snapshot(
     first.locator("#read").click()  # the first view's app still speaks with the kernel
     expect(first.locator("#log li").filter(has_text=re.compile("^read ok"))).to_have_count(1)
     expect(first.locator("#log li").filter(has_text=re.compile("^refresh"))).to_have_count(0)
+
+
+def test_an_app_in_an_endless_loop_is_pinged_and_stopped(
+    open_notebook: OpenNotebook, canary: Canary
+) -> None:
+    """The watchdog pings an initialized app with JSON-RPC ping; one that stops answering (an
+    endless loop) is offered Stop after 5 s, and Stop closes it in the kernel, reported as
+    unresponsive. Only the page is read: a frame stuck in a loop is never touched."""
+    notebook = open_notebook([setup(canary)])
+    notebook.execute("server = host.connect_mcp(STDIO)")
+    notebook.execute('stuck = server.open("show_stuck", {})')
+    page = notebook.page
+    stalled = card(page).locator('.lineup-blocked[data-kind="stalled"]')
+    expect(stalled).to_contain_text("This app has not answered for 5 s.")
+    stalled.locator("button.lineup-stop").click()
+    expect(card(page)).to_have_count(0)
+    notebook.round_trip()
+    assert kernel_json(notebook, "stuck.closed") is True
+    codes = kernel_json(
+        notebook, "[r.error['code'] for r in host.history.select(type='mcp.refused')]"
+    )
+    assert codes == ["unresponsive"]

@@ -11,7 +11,7 @@ and ``LINEUP_TEST_CANARY_UDP`` the port the hostile app aims WebRTC at.
 
 Tools: ``show_board`` (the board app; read-only), ``refresh`` (the app's only: visibility
 ``["app"]``, read-only, so a consent card asks), ``secret_plan`` (the model's only: an app
-must never call it), ``show_hostile`` (the hostile app), ``stall`` (never returns until the
+must never call it), ``show_hostile`` (the hostile app), ``show_stuck`` (an app that loops), ``stall`` (never returns until the
 server goes: its app hears tool-cancelled).
 """
 
@@ -36,6 +36,21 @@ CANARY_UDP = int(os.environ.get("LINEUP_TEST_CANARY_UDP", "9"))
 EGRESS = "https://egress.example"
 BOARD_URI = "ui://board/app.html"
 HOSTILE_URI = "ui://hostile/app.html"
+STUCK_URI = "ui://stuck/app.html"
+# An app that initializes, answers pings for a moment, then loops for ever (raw JSON-RPC).
+STUCK_HTML = """<!doctype html><html><body><p>stuck</p><script>
+const post = (message) => parent.postMessage(message, "*");
+window.addEventListener("message", (event) => {
+  const message = event.data;
+  if (message?.id === 1 && message.result) {
+    post({ jsonrpc: "2.0", method: "ui/notifications/initialized" });
+    setTimeout(() => { for (;;) {} }, 3000);
+  } else if (message?.method === "ping") {
+    post({ jsonrpc: "2.0", id: message.id, result: {} });
+  }
+});
+post({ jsonrpc: "2.0", id: 1, method: "ui/initialize", params: {} });
+</script></body></html>"""
 
 # The board: every message of the ui/* set, each visible in its #log (one line each) so a test
 # reads what the app heard from the frame's DOM.
@@ -218,6 +233,10 @@ def build() -> MCPServer[Any]:
     def show_hostile() -> str:
         return "hostile"
 
+    @apps.tool(resource_uri=STUCK_URI, title="Stuck", description="An app that loops")
+    def show_stuck() -> str:
+        return "stuck"
+
     @apps.tool(resource_uri=BOARD_URI, title="Stalled board", description="Never returns")
     async def stall() -> str:
         await anyio.sleep_forever()
@@ -226,6 +245,7 @@ def build() -> MCPServer[Any]:
     csp = ResourceCsp(connect_domains=[EGRESS, CANARY])
     apps.add_html_resource(BOARD_URI, board_html(), csp=csp)
     apps.add_html_resource(HOSTILE_URI, hostile_html(), csp=csp)
+    apps.add_html_resource(STUCK_URI, STUCK_HTML)
     return MCPServer("sdkapps", version="1.0.0", extensions=[apps])
 
 
