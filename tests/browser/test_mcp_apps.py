@@ -202,10 +202,23 @@ def test_board_over_stdio_every_message(
 
 
 def test_display_modes_and_the_theme(open_notebook: OpenNotebook, canary: Canary) -> None:
-    """ui/request-display-mode: fullscreen fills the page's viewport with an exit control,
-    inline comes back; host-context-changed tells the app of each mode and of a theme switch."""
+    """Deny on the grant card grants nothing. ui/request-display-mode: fullscreen fills the
+    page's viewport with an exit control, inline comes back; host-context-changed tells the
+    app of each mode and of a theme switch."""
     notebook = open_notebook([setup(canary)])
     page = open_board(notebook, "STDIO")
+    # Deny on the grant card: the row goes, nothing is granted, the frame is the same.
+    row = card(page).locator(".lineup-mcp-grant")
+    expect(row).to_have_count(1)
+    row.locator("button.lineup-mcp-deny").click()
+    expect(row).to_have_count(0)
+    notebook.round_trip()
+    assert kernel_json(notebook, "app.spec()['granted']") == {
+        "connectDomains": [],
+        "resourceDomains": [],
+    }
+    expect(line(page, "initialized")).to_have_count(1)
+
     app_frame(page).locator("#full").click()
     expect(line(page, "mode")).to_have_text('mode ok {"mode":"fullscreen"}')
     expect(card(page)).to_have_attribute("data-mode", "fullscreen")
