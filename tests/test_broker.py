@@ -18,7 +18,14 @@ from typing import Any
 
 import pytest
 
-from lineup_jupyter import CapabilityError, Host, ProtocolError, UsageError, validate_envelope
+from lineup_jupyter import (
+    Capability,
+    CapabilityError,
+    Host,
+    ProtocolError,
+    UsageError,
+    validate_envelope,
+)
 
 from .conftest import AGENT, CONVERSATION, Recorder, consent_state, envelope, view_sends
 
@@ -106,6 +113,42 @@ def test_c3_a_revoked_capability_is_unsupported_and_not_listed(
     host.capabilities.restore("demo.show")
     host.receive(call("c2", "demo.show"))
     assert results(sent)[-1]["status"] == "completed"
+
+
+def test_c3_a_capability_for_some_callers_is_unsupported_and_unlisted_for_the_rest(
+    host: Host, sent: Recorder
+) -> None:
+    """Capability.callers (an MCP server's tools: its own agent's only). The control: the
+    same capability runs for the agent it names."""
+    ran: list[dict[str, Any]] = []
+    host.capabilities.declare(
+        Capability(
+            "own.tool",
+            "display_only",
+            handler=lambda arguments: ran.append(arguments) or {},
+            callers=frozenset({"agent_owner"}),
+        )
+    )
+    host.receive(call("c1", "own.tool"))  # from AGENT
+    (answer,) = results(sent)
+    assert answer["status"] == "unsupported" and answer["error"]["rule"] == "C3"
+    assert "own.tool" not in answer["error"]["message"].split("declared:")[-1]  # not listed
+    assert "own.tool" not in [c["name"] for c in host.inventory["capabilities"]]
+    assert "own.tool" not in [c["name"] for c in host.send_app_list()["payload"]["capabilities"]]
+    owner = envelope(
+        "app.call",
+        {
+            "call_id": "c2",
+            "capability": "own.tool",
+            "reason": "r",
+            "expires_at": FUTURE,
+            "arguments": {},
+        },
+        sender="agent_owner",
+        id_="msg_owner",
+    )
+    assert host.receive(owner) is None
+    assert results(sent)[-1]["status"] == "completed" and ran == [{}]
 
 
 def test_h20_a_call_expired_on_arrival_is_expired_without_a_prompt(

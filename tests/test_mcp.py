@@ -455,3 +455,14 @@ def test_a_request_id_must_be_what_json_rpc_allows(server: McpServer, view: View
     view.request(app_id, "m1", "ui/message", {"content": []})
     view.wait_response(app_id, "m1")
     assert server.apps[0].messages == [{"content": []}]
+
+
+def test_closing_the_host_closes_its_servers(host: Host) -> None:
+    """Host.close ends every MCP session it started; a server is also a context manager."""
+    with host.connect_mcp(weather.build(), name="first") as first:
+        assert first.status == "ready"
+    assert first.status == "ended"
+    second = host.connect_mcp(weather.build(), name="second")
+    host.close()
+    assert second.status == "ended"
+    assert "mcp.second.show_weather" not in host.capabilities

@@ -273,7 +273,7 @@ class McpApps:
             "to_agent" if direction in ("to_server", "from_app") else "to_client",
             "mcp",
             {
-                "type": f"mcp.{method}",
+                "type": f"mcp.{method[:100]}",
                 "server": server if server is not None else app.server.name if app else None,
                 "app_id": app_id,
                 "dir": direction,
@@ -380,7 +380,9 @@ class McpApps:
         if app is None or app.closed:
             return
         if directive not in GRANTABLE or domain not in app.resource.csp[directive]:
-            self.note(app, f"not granted: {directive} {domain!r} is not declared by the app")
+            self.note(
+                app, f"not granted: {directive[:40]} {domain[:200]!r} is not declared by the app"
+            )
             return
         key = (app.server.name, app.resource.uri, directive)
         with self._lock:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.metadata
 import os
 import tempfile
 import threading
@@ -68,6 +69,7 @@ class McpConnection:
         self._client: Any = None
         self._ready = threading.Event()
         self._closing: asyncio.Event | None = None
+        self._user_closed = False
         self._lock = threading.Lock()
         self._loop = LoopThread("lineup-mcp")
         self._session: Future[None] = self._loop.submit(self._run())
@@ -113,7 +115,7 @@ class McpConnection:
         client = Client(
             self._target,
             extensions=[advertise(EXTENSION, APP_SETTINGS)],
-            client_info=Implementation(name="lineup-jupyter", version="0.1.0"),
+            client_info=Implementation(name="lineup-jupyter", version=_our_version()),
         )
         async with client:
             info = client.server_info
@@ -129,7 +131,10 @@ class McpConnection:
             self._end("the connection was cancelled")
             return
         error = future.exception()
-        self._end("closed" if error is None else f"the connection failed: {_describe(error)}")
+        if error is None:
+            self._end("closed by the user" if self._user_closed else "closed")
+        else:
+            self._end(f"the connection failed: {_describe(error)}")
 
     def wait_ready(self) -> None:
         """Block until the server answered its handshake, at most ``timeout`` seconds."""
@@ -225,6 +230,7 @@ class McpConnection:
             raise McpFailure("no answer in time") from None
 
     def close(self) -> None:
+        self._user_closed = True
         closing = self._closing
         if closing is not None and self.status == "ready":
             with contextlib.suppress(RuntimeError):  # the loop is closed already
@@ -232,6 +238,13 @@ class McpConnection:
             with contextlib.suppress(Exception):
                 self._session.result(self.timeout)
         self._end("closed by the user")
+
+
+def _our_version() -> str:
+    try:
+        return importlib.metadata.version("lineup-jupyter")
+    except importlib.metadata.PackageNotFoundError:  # a checkout on sys.path, not installed
+        return "0"
 
 
 def _via(server: Any) -> str:

@@ -138,7 +138,7 @@ def _csp(declared: Any) -> tuple[dict[str, list[str]], list[dict[str, str]]]:
                         "reason": "unknown directive",
                     }
                 )
-            elif not isinstance(domain, str) or not _ORIGIN.match(domain.lower()):
+            elif not isinstance(domain, str) or not _ORIGIN.fullmatch(domain.lower()):
                 refused.append(
                     {
                         "directive": directive,

@@ -671,6 +671,12 @@ class McpServer:
                 if not owed:
                     del self._waiting[call_id]
 
+    def __enter__(self) -> McpServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def __repr__(self) -> str:
         name = getattr(self, "name", "?")
         return (

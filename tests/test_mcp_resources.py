@@ -1,0 +1,102 @@
+"""What this host accepts of a ui:// resource (lineup_jupyter/mcp/_resources.py): checked
+before anything reaches a page. Pure: the read result as a server's JSON."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import pytest
+
+from lineup_jupyter.mcp._resources import (
+    APP_MIME_TYPE,
+    MAX_HTML_BYTES,
+    ResourceRefused,
+    app_resource,
+)
+
+URI = "ui://demo/app.html"
+
+
+def read(ui: dict[str, Any] | None = None, **content: Any) -> dict[str, Any]:
+    item = {"uri": URI, "mimeType": APP_MIME_TYPE, "text": "<p>hi</p>", **content}
+    if ui is not None:
+        item["_meta"] = {"ui": ui}
+    return {"contents": [item]}
+
+
+def test_an_app_resource_is_kept_with_its_csp_and_border() -> None:
+    csp = {"connectDomains": ["https://API.example.com", "wss://live.example.com:8443"]}
+    resource = app_resource(URI, read({"csp": csp, "prefersBorder": False}))
+    assert resource.html == "<p>hi</p>"
+    assert resource.csp == {
+        "connectDomains": ["https://api.example.com", "wss://live.example.com:8443"],
+        "resourceDomains": [],
+    }
+    assert (resource.refused_csp, resource.prefers_border) == ([], False)
+
+
+@pytest.mark.parametrize(
+    "domain",
+    [
+        "https://a.example; script-src *",  # a second directive, smuggled
+        "https://a.example 'unsafe-inline'",
+        "http://a.example",  # not an encrypted origin
+        "https://a.example/path",
+        "*",
+        "https://*",
+        "javascript:alert(1)",
+        "https://a.example\n",
+    ],
+)
+def test_a_domain_that_is_not_one_origin_never_reaches_a_csp(domain: str) -> None:
+    resource = app_resource(URI, read({"csp": {"resourceDomains": [domain]}}))
+    assert resource.csp["resourceDomains"] == []
+    (refused,) = resource.refused_csp
+    assert refused["directive"] == "resourceDomains" and "origin" in refused["reason"]
+
+
+def test_frame_and_base_domains_and_permissions_are_refused_with_reasons() -> None:
+    ui = {
+        "csp": {"frameDomains": ["https://f.example"], "baseUriDomains": ["https://b.example"]},
+        "permissions": {"camera": {}, "clipboardWrite": {}},
+    }
+    refused = app_resource(URI, read(ui)).refused_csp
+    assert [(r["directive"], r["domain"]) for r in refused] == [
+        ("frameDomains", "https://f.example"),
+        ("baseUriDomains", "https://b.example"),
+        ("permissions", "camera"),
+        ("permissions", "clipboardWrite"),
+    ]
+    assert all(r["reason"] for r in refused)
+
+
+def test_a_blob_is_base64_of_utf8() -> None:
+    blob = base64.b64encode("<p>é</p>".encode()).decode()
+    assert app_resource(URI, read(text=None, blob=blob)).html == "<p>é</p>"
+    with pytest.raises(ResourceRefused, match="not base64 of UTF-8"):
+        app_resource(URI, read(text=None, blob="@@@"))
+
+
+@pytest.mark.parametrize(
+    ("uri", "result", "why"),
+    [
+        ("https://a.example/app.html", read(), "not a ui:// resource"),
+        (URI, read(mimeType="text/html"), "served as 'text/html'"),
+        (URI, read(text="x" * (MAX_HTML_BYTES + 1)), "over this host's"),
+        (URI, {"contents": []}, "no content"),
+        (URI, read(text=None), "neither text nor blob"),
+    ],
+)
+def test_what_is_not_an_app_is_refused_with_the_reason(
+    uri: str, result: dict[str, Any], why: str
+) -> None:
+    with pytest.raises(ResourceRefused, match=why):
+        app_resource(uri, result)
+
+
+def test_the_limit_is_the_html_s_bytes_not_its_characters() -> None:
+    """The control at the edge: exactly 2 MiB of UTF-8 is shown; one byte more is not."""
+    assert app_resource(URI, read(text="x" * MAX_HTML_BYTES)).html
+    with pytest.raises(ResourceRefused):
+        app_resource(URI, read(text="é" * (MAX_HTML_BYTES // 2) + "x"))
