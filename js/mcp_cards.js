@@ -7,10 +7,11 @@
 // second view, a lost feed message) redraws the cards from it. Everything stops with the
 // view's AbortSignal.
 
-import { ACCEPT, button, element, REJECT, STYLED } from "./dom.js";
+import { button, element, STYLED } from "./dom.js";
 import { SANDBOX } from "./frames.js";
-import { clip, describeUrl, visible } from "./honest_text.js";
-import { cspSource, GRANTABLE, grantedSources, mcpAppDocument, mcpShellDocument } from "./mcp_frames.js";
+import { clip, visible } from "./honest_text.js";
+import { appHeading, grantCard, NOTE_CHARS, NOTES_SHOWN, noteLine } from "./mcp_card_parts.js";
+import { mcpAppDocument, mcpShellDocument } from "./mcp_frames.js";
 import { DISPLAY_MODES, McpHost, TrafficLog } from "./mcp_host.js";
 import { SURFACE_NAMESPACE } from "./protocol.generated.js";
 import { SizeGuard } from "./state_queue.js";
@@ -36,10 +37,6 @@ import { pageMcpTheme } from "./theme.js";
 
 /** How long a card waits for the app's answer to ui/resource-teardown before it goes. */
 export const TEARDOWN_MS = 1000;
-/** Notes a card shows (the kernel keeps the newest 20 in the spec too). */
-export const NOTES_SHOWN = 20;
-/** Characters of a note shown; the inspector has the whole message. */
-export const NOTE_CHARS = 500;
 
 /** What the guard keeps an app from doing itself (bridge.js realmGuard's `blocked` kinds). */
 export const APP_BLOCKED = /** @type {Record<string, string>} */ ({
@@ -48,42 +45,6 @@ export const APP_BLOCKED = /** @type {Record<string, string>} */ ({
 });
 export const APP_SILENT =
   "This app did not start: none of its scripts ran (a syntax error? a script this host does not run: see docs/mcp-apps.md).";
-
-/** What a grant lets the app do, per directive (the grant card's words). */
-export const GRANT_WORDS = /** @type {Record<string, string>} */ ({
-  connectDomains: "send and receive data (fetch, WebSocket) with",
-  resourceDomains: "load scripts, styles, images, fonts and media from",
-});
-
-/**
- * What a card's header says: whose app this is, honestly (the server's own strings made
- * visible: hidden characters shown, bounded).
- * @param {McpAppSpec} spec
- */
-export function appHeading(spec) {
-  const one = (/** @type {string} */ text, /** @type {number} */ limit) => clip(visible(text), limit).shown;
-  const title = one(spec.title || spec.tool, 80);
-  const detail = `MCP app · server ${one(spec.server, 60)} ${one(spec.server_version, 20)} · tool ${one(spec.tool, 60)}`;
-  return { title, detail, tooltip: `${one(spec.resource_uri, 200)} · ${spec.agent}` };
-}
-
-/**
- * The domains the resource declared that the user has not answered yet, per directive.
- * @param {McpAppSpec} spec @param {Set<string>} denied "directive domain" this view denied
- */
-export function undecided(spec, denied) {
-  const { sources } = grantedSources(spec.granted);
-  /** @type {Array<{ directive: string, domain: string }>} */
-  const rows = [];
-  for (const directive of GRANTABLE) {
-    for (const domain of spec.csp?.[directive] ?? []) {
-      const source = cspSource(domain);
-      if (source === null || sources[directive].includes(source)) continue; // not grantable, or granted
-      if (!denied.has(`${directive} ${domain}`)) rows.push({ directive, domain });
-    }
-  }
-  return rows;
-}
 
 export class McpCards {
   /**
@@ -279,57 +240,13 @@ export class McpCards {
 
   /** The grant card: each declared domain not yet answered, with Allow and Deny. @param {AppCard} app */
   drawGrants(app) {
-    const { spec } = app;
-    const rows = undecided(spec, app.denied);
-    const refused = spec.refused_csp ?? [];
-    const { invalid } = grantedSources(spec.csp);
-    app.grants.replaceChildren();
-    app.grants.hidden = rows.length === 0 && refused.length === 0 && invalid.length === 0;
-    if (app.grants.hidden) return;
-    app.grants.append(
-      element(
-        "div",
-        "lineup-mcp-grants-lead",
-        "This app declares network access. It has none until you allow a domain; allowing one restarts the app with it.",
-      ),
-    );
-    for (const { directive, domain } of rows) {
-      const row = element("div", "lineup-mcp-grant");
-      row.dataset.directive = directive;
-      row.dataset.domain = domain;
-      row.append(element("span", "lineup-mcp-grant-what", `Let it ${GRANT_WORDS[directive]} `), domainText(domain));
-      const allow = button(`lineup-mcp-allow ${ACCEPT}`, "Allow");
-      const deny = button(`lineup-mcp-deny ${REJECT}`, "Deny");
-      const answer = (/** @type {boolean} */ yes) => {
-        allow.disabled = true;
-        deny.disabled = true;
-        if (!yes) app.denied.add(`${directive} ${domain}`);
-        this.sendInOrder({ kind: "mcp_grant", app_id: spec.app_id, directive, domain, allow: yes });
-        if (!yes) this.drawGrants(app);
-      };
-      allow.addEventListener("click", () => answer(true));
-      deny.addEventListener("click", () => answer(false));
-      row.append(allow, deny);
-      app.grants.append(row);
-    }
-    for (const item of refused) {
-      app.grants.append(
-        element(
-          "div",
-          "lineup-mcp-grant-refused",
-          `Not allowed here: ${visible(item.directive)} ${clip(visible(item.domain), 200).shown} (${clip(visible(item.reason), 300).shown})`,
-        ),
-      );
-    }
-    for (const item of invalid) {
-      app.grants.append(
-        element(
-          "div",
-          "lineup-mcp-grant-refused",
-          `Not a domain this host can allow: ${clip(visible(item.domain), 200).shown} (a scheme and a host, such as https://api.example.com)`,
-        ),
-      );
-    }
+    const nodes = grantCard(app.spec, app.denied, (directive, domain, allow) => {
+      if (!allow) app.denied.add(`${directive} ${domain}`);
+      this.sendInOrder({ kind: "mcp_grant", app_id: app.spec.app_id, directive, domain, allow });
+      if (!allow) this.drawGrants(app);
+    });
+    app.grants.replaceChildren(...nodes);
+    app.grants.hidden = nodes.length === 0;
   }
 
   /** The kernel's notes (ui/message, model context, refusals) as the spec keeps them. @param {AppCard} app */
@@ -627,43 +544,3 @@ function asText(value) {
     return "(not text)";
   }
 }
-
-/** A note of the kernel's, as text: hidden characters shown, bounded. @param {string} text */
-function noteLine(text) {
-  const { shown, omitted } = clip(visible(String(text), { multiline: true }), NOTE_CHARS);
-  return element("div", "lineup-mcp-note", omitted ? `${shown}… (${omitted} more characters)` : shown);
-}
-
-/**
- * A declared domain as the user should read it: the registrable domain marked out, punycode
- * for a host that is not plain ASCII (honest_text.js describeUrl).
- * @param {string} domain
- */
-function domainText(domain) {
-  const holder = element("span", "lineup-mcp-domain");
-  const url = describeUrl(domain.replace("://*.", "://wildcard."));
-  if (!url) {
-    holder.textContent = clip(visible(domain), 200).shown;
-    return holder;
-  }
-  const wildcard = domain.includes("://*.");
-  const before = wildcard ? url.before.replace("wildcard.", "*.") : url.before;
-  holder.append(before, element("strong", "", url.domain), url.after === "/" ? "" : url.after);
-  if (wildcard) holder.append(" (and every subdomain)");
-  if (url.punycode) holder.append(" (an international name, shown as the browser reads it)");
-  return holder;
-}
-
-export const MCP_STYLE = `
-.lineup-mcp:popover-open { position: fixed; inset: 0; width: auto; height: auto; max-width: none; max-height: none; margin: 0; padding: 0; border: 0; border-radius: 0; display: flex; flex-direction: column; background: var(--jp-layout-color0, #fff); color: inherit; }
-.lineup-mcp[data-mode="fullscreen"] > .lineup-shell:not([hidden]) { flex: 1 1 auto; height: auto; }
-.lineup-mcp-borderless { border-color: transparent; }
-.lineup-mcp-exit { margin-left: auto; margin-right: 4px; font-size: 11px; }
-.lineup-mcp-grants { display: flex; flex-direction: column; gap: 4px; padding: 6px 8px; font-size: 12px; border-bottom: 1px solid var(--jp-border-color2, #ddd); background: var(--jp-layout-color1, #fafafa); }
-.lineup-mcp-grants[hidden] { display: none; }
-.lineup-mcp-grant { display: flex; align-items: center; gap: 6px; flex-wrap: wrap; }
-.lineup-mcp-domain { font-family: var(--jp-code-font-family, monospace); }
-.lineup-mcp-grant-refused { color: var(--jp-warn-color0, #a66); }
-.lineup-mcp-notes:empty, .lineup-mcp-lines:empty { display: none; }
-.lineup-mcp-note { font-size: 12px; padding: 2px 8px; white-space: pre-wrap; color: var(--jp-ui-font-color1, #222); border-left: 3px solid var(--jp-brand-color1, #1976d2); margin: 2px 8px; }
-`;

@@ -1,10 +1,10 @@
-// What an MCP app's card says and asks, without the DOM (js/mcp_cards.js): its heading, made
+// What an MCP app's card says and asks, without the DOM (js/mcp_card_parts.js): its heading, made
 // of the server's own strings, honestly; and which declared domains its grant card asks about.
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { appHeading, undecided } from "../mcp_cards.js";
+import { appHeading, undecided } from "../mcp_card_parts.js";
 
 /** @param {Partial<import("../view_protocol.js").McpAppSpec>} fields */
 const spec = (fields) =>
