@@ -29,7 +29,7 @@ import { pageMcpTheme } from "./theme.js";
  *   source: Window | null, host: McpHost, traffic: TrafficLog, size: SizeGuard,
  *   stop: AbortController, ready: boolean, pingSent: number, pongSeen: number,
  *   stalled: boolean, inputSent: string, resultSent: boolean, cancelledSent: boolean,
- *   lastCsp: number }} Frame
+ *   lastCsp: Map<string, number> }} Frame
  * @typedef {{ spec: McpAppSpec, card: HTMLElement, header: HTMLElement, exit: HTMLElement,
  *   grants: HTMLElement, notes: HTMLElement, lines: HTMLElement, frame: Frame | null,
  *   mode: "inline" | "fullscreen", denied: Set<string>, closing: boolean }} AppCard
@@ -334,7 +334,7 @@ export class McpCards {
       inputSent: "",
       resultSent: false,
       cancelledSent: false,
-      lastCsp: 0,
+      lastCsp: new Map(),
     };
     frame.host = new McpHost(
       {
@@ -479,17 +479,12 @@ export class McpCards {
         return;
       }
       case "csp": {
-        const now = performance.now();
-        if (now - frame.lastCsp < 1000) return; // a loop of violations is one story
-        frame.lastCsp = now;
         const directive = asText(message.directive);
-        const hint =
-          directive.startsWith("connect-src") || /^(img|script|style|font|media)-src/.test(directive)
-            ? " (not a domain you allowed)"
-            : directive.startsWith("script-src")
-              ? " (only the app's own inline scripts run: no inline handler, no eval)"
-              : "";
-        refuse("csp_violation", `Blocked by ${directive}: ${asText(message.blocked)}${hint}`);
+        const now = performance.now();
+        if (now - (frame.lastCsp.get(directive) ?? -Infinity) < 1000) return; // a loop is one story
+        frame.lastCsp.set(directive, now);
+        const blocked = asText(message.blocked);
+        refuse("csp_violation", `Blocked by ${directive}: ${blocked}${cspHint(directive, blocked)}`);
         return;
       }
       default:
@@ -534,6 +529,19 @@ export class McpCards {
     this.removeCard(app);
     this.sendInOrder({ kind: "mcp_close", app_id: app.spec.app_id });
   }
+}
+
+/**
+ * What a CSP block means for an app, in the card's words.
+ * @param {string} directive @param {string} blocked the URL, or "eval" / "inline"
+ */
+export function cspHint(directive, blocked) {
+  if (blocked === "eval") {
+    return " (this host runs no eval or new Function; a library that only probes for it, as the App SDK's zod does when it loads, works without it)";
+  }
+  if (blocked === "inline") return " (only the app's own inline scripts run: no inline handler, no javascript: URL)";
+  if (/^(connect|img|script|style|font|media)-src/.test(directive)) return " (not a domain you allowed)";
+  return "";
 }
 
 /** @param {unknown} value */

@@ -63,3 +63,12 @@ test("the grant card asks about each declared domain not granted, not denied, an
   const bad = spec({ csp: { connectDomains: ["https://a.example; script-src *"], resourceDomains: [] } });
   assert.deepEqual(undecided(bad, new Set()), [], "never offered: it could not be written into a policy");
 });
+
+test("a CSP block is explained: eval, an inline handler, a domain not allowed", async () => {
+  const { cspHint } = await import("../mcp_cards.js");
+  assert.match(cspHint("script-src", "eval"), /no eval/);
+  assert.match(cspHint("script-src-attr", "inline"), /no inline handler/);
+  assert.equal(cspHint("connect-src", "https://api.example.com/x"), " (not a domain you allowed)");
+  assert.equal(cspHint("img-src", "https://cdn.example.com/a.png"), " (not a domain you allowed)");
+  assert.equal(cspHint("frame-src", "https://x.example"), "");
+});

@@ -21,7 +21,7 @@ import pytest
 from playwright.sync_api import BrowserContext, FrameLocator, Locator, Page, Route, expect
 
 from .canary import Canary
-from .conftest import OpenNotebook
+from .conftest import OpenNotebook, Screenshot
 from .jupyter import NotebookPage
 
 REPO = Path(__file__).resolve().parents[2]
@@ -99,7 +99,7 @@ def open_board(notebook: NotebookPage, connect: str) -> Page:
 
 
 def test_board_over_stdio_every_message(
-    open_notebook: OpenNotebook, canary: Canary, context: BrowserContext
+    open_notebook: OpenNotebook, canary: Canary, context: BrowserContext, screenshot: Screenshot
 ) -> None:
     """The App SDK's app in the host view: ui/initialize -> initialized (the host context),
     tool-input and tool-result, tools/call of an app-only tool through a consent card,
@@ -119,6 +119,8 @@ def test_board_over_stdio_every_message(
     assert initialized["locale"]
     expect(line(page, "tool-input")).to_have_text('tool-input {"city":"Oslo"}')
     expect(line(page, "tool-result")).to_have_text('tool-result {"city":"Oslo","temperature":21}')
+    expect(card(page).locator(".lineup-mcp-grant")).to_have_count(1)
+    screenshot(card(page), "mcp-app")
 
     # tools/call of the app-only tool: a consent card, then the result reaches the app.
     app_frame(page).locator("#refresh").click()
