@@ -16,6 +16,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import BrowserContext, FrameLocator, Locator, Page, Route, expect
@@ -456,3 +457,34 @@ def test_an_app_in_an_endless_loop_is_pinged_and_stopped(
         notebook, "[r.error['code'] for r in host.history.select(type='mcp.refused')]"
     )
     assert codes == ["unresponsive"]
+
+
+def test_a_moved_cell_brings_the_app_back(open_notebook: OpenNotebook, canary: Canary) -> None:
+    """Moving the host's cell takes its output out of the page and puts it back, which reloads
+    every frame in it: the app initializes again, hears its tool's input and result again, and
+    still reaches the kernel."""
+    notebook = open_notebook([setup(canary), "1"])
+    page = open_board(notebook, "STDIO")
+    expect(line(page, "tool-result")).to_have_count(1)
+
+    def app_window() -> Any:
+        shell = card(page).locator("iframe.lineup-shell").element_handle().content_frame()
+        assert shell is not None
+        return shell.child_frames[0]
+
+    app_window().evaluate("() => { window.__beforeMove = true; }")
+    notebook.select_cell(0)  # the cell that displays the host
+    notebook.command("notebook:move-cell-down")
+    for _ in range(300):  # until the app's frame is a new one (the old one had the mark)
+        try:
+            if app_window().evaluate("() => window.__beforeMove") is None:
+                break
+        except Exception:  # detached while we asked
+            pass
+        page.wait_for_timeout(100)
+    else:
+        raise AssertionError("the app's frame was never rebuilt")
+    expect(line(page, "initialized")).to_have_count(1)
+    expect(line(page, "tool-result")).to_have_text('tool-result {"city":"Oslo","temperature":21}')
+    app_frame(page).locator("#read").click()
+    expect(line(page, "read")).to_have_text("read ok 1")
