@@ -71,8 +71,10 @@ def allow_card(page: Page, views: int = 1) -> None:
     it takes a click (js/prompts.js)."""
     prompt = page.locator(".lineup-host .lineup-consent .lineup-prompt")
     expect(prompt).to_have_count(views)
-    expect(prompt.first).to_have_attribute("data-armed", "")
-    prompt.first.locator("button.lineup-allow").click()
+    # In view first: a card that moves (scrolled to) takes no click until it stood still.
+    prompt.last.scroll_into_view_if_needed()
+    expect(prompt.last).to_have_attribute("data-armed", "")
+    prompt.last.locator("button.lineup-allow").click()
     expect(prompt).to_have_count(0)
 
 
