@@ -289,8 +289,8 @@ def test_board_over_http_and_tool_cancelled(
     card(page).locator(".lineup-close").click()
     expect(card(page)).to_have_count(0)
 
-    # A deadline of 3 s on a second connection: the tool that never returns is cancelled.
-    notebook.execute(f"quick = host.connect_mcp({http_server!r}, name='quick', timeout=3)")
+    # A deadline of 5 s on a second connection: the tool that never returns is cancelled.
+    notebook.execute(f"quick = host.connect_mcp({http_server!r}, name='quick', timeout=5)")
     notebook.execute('stalled = quick.open("stall", {})')
     expect(line(page, "tool-input")).to_have_text("tool-input {}")
     expect(line(page, "tool-cancelled")).to_contain_text("tool-cancelled")
