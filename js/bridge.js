@@ -2,15 +2,23 @@
 // Function.prototype.toString, so it must be self-contained: no imports, no outer names.
 
 /**
- * The surface frame's first script: closes the ways out that CSP does not cover, then defines
- * the one global LineUpSurface (U6). Runs before any of the bundle's code.
- * @param {{ namespace: string, eventName: string }} config
- * @param {(target: any, patch: any) => any} merge RFC 7396 merge patch (deltas.js mergePatch)
+ * The host's guard of a realm: closes the ways out that CSP does not cover (WebRTC,
+ * execCommand, focus taken without the user, messages from other frames, copy and cut, file
+ * inputs, drops and pastes). It runs first in every script the host admits: a surface's one
+ * script (surfaceBridge, below) and each inline script of an MCP app (mcp_frames.js), so a
+ * copy of any of them in a nested frame brings the guard along (docs/security.md).
+ * Idempotent: each script of an app starts with it, and only the first run in a realm acts;
+ * the mark it leaves cannot be set before it (nothing runs before the first guard) nor
+ * removed after (non-configurable).
+ * @param {{ namespace: string }} config what `blocked` reports are posted under
  */
-export function surfaceBridge(config, merge) {
-  const NS = config.namespace;
-  const EVENT_NAME = new RegExp(config.eventName, "u");
+export function realmGuard(config) {
   const win = /** @type {any} */ (window);
+  const MARK = Symbol.for("lineup.realm_guard");
+  if (win[MARK] === true) return;
+  Object.defineProperty(win, MARK, { value: true, writable: false, configurable: false });
+  const NS = config.namespace;
+  const up = parent;
   // CSP has no directive for WebRTC: remove it (measured: a surface reached a STUN server).
   for (const name of [
     "RTCPeerConnection",
@@ -53,24 +61,16 @@ export function surfaceBridge(config, merge) {
   focusOwn(SVGElement.prototype, "focus");
   focusOwn(win, "focus");
 
-  // Nested frames need no removing: the CSP (one hash) keeps any script from running in them,
-  // and each is an opaque origin of its own, so the bundle cannot reach into one (measured,
-  // docs/security.md).
+  // Nested frames need no removing: the CSP (hashes of scripts that start with this guard)
+  // keeps any other script from running in them, and each is an opaque origin of its own, so
+  // the bundle cannot reach into one (measured, docs/security.md).
 
-  const post = (/** @type {object} */ message) => parent.postMessage(message, "*");
-  /** @type {Array<(state: object) => void>} */
-  const listeners = [];
-  /** @type {object | null} */
-  let state = null;
-  /** @type {unknown} the revision of `state` (the page's count, U4) */
-  let revision;
-  let manualSize = false;
   /** @type {Set<string>} what was reported blocked already: once is enough */
   const reported = new Set();
   const blocked = (/** @type {string} */ what) => {
     if (reported.has(what)) return;
     reported.add(what);
-    post({ namespace: NS, type: "blocked", what });
+    up.postMessage({ namespace: NS, type: "blocked", what }, "*");
   };
 
   // The guards below use the realm's functions as they are now, before the bundle runs: a
@@ -206,6 +206,50 @@ export function surfaceBridge(config, merge) {
       blocked("file");
     }
   });
+}
+
+/**
+ * Tell the host what the CSP blocked in this frame, so the author of a surface or an app can
+ * see why something failed (and, for an MCP app, which domain the user has not granted).
+ * @param {{ namespace: string }} config
+ */
+export function cspReports(config) {
+  const up = parent;
+  document.addEventListener("securitypolicyviolation", (event) => {
+    up.postMessage(
+      {
+        namespace: config.namespace,
+        type: "csp",
+        directive: String(event.effectiveDirective).slice(0, 64),
+        blocked: String(event.blockedURI).slice(0, 200),
+      },
+      "*",
+    );
+  });
+}
+
+/**
+ * The surface frame's first script: the realm's guard, then the one global LineUpSurface
+ * (U6). Runs before any of the bundle's code.
+ * @param {{ namespace: string, eventName: string }} config
+ * @param {(target: any, patch: any) => any} merge RFC 7396 merge patch (deltas.js mergePatch)
+ * @param {typeof realmGuard} guard
+ * @param {typeof cspReports} reportCsp
+ */
+export function surfaceBridge(config, merge, guard, reportCsp) {
+  guard({ namespace: config.namespace });
+  const NS = config.namespace;
+  const EVENT_NAME = new RegExp(config.eventName, "u");
+  const win = /** @type {any} */ (window);
+
+  const post = (/** @type {object} */ message) => parent.postMessage(message, "*");
+  /** @type {Array<(state: object) => void>} */
+  const listeners = [];
+  /** @type {object | null} */
+  let state = null;
+  /** @type {unknown} the revision of `state` (the page's count, U4) */
+  let revision;
+  let manualSize = false;
 
   window.addEventListener("message", (event) => {
     if (event.source !== parent) return;
@@ -314,15 +358,7 @@ export function surfaceBridge(config, merge) {
     };
   }
 
-  // Tell the host what the CSP blocked, so the agent's author can see why something failed.
-  document.addEventListener("securitypolicyviolation", (event) => {
-    post({
-      namespace: NS,
-      type: "csp",
-      directive: String(event.effectiveDirective).slice(0, 64),
-      blocked: String(event.blockedURI).slice(0, 200),
-    });
-  });
+  reportCsp({ namespace: NS });
 
   const measure = () => {
     if (!manualSize) post({ namespace: NS, type: "resize", height: document.documentElement.scrollHeight });
@@ -341,7 +377,8 @@ export function surfaceBridge(config, merge) {
  * the surface from navigating itself (measured: 0 requests leave with it, 1 per try without).
  * It is the gate between a surface and the notebook page (S4): every message from its surface
  * takes a token, refused or not; one that is too big never reaches the page.
- * @param {{ srcdoc: string, allow: string, namespace: string, perSecond: number, maxChars: number }} config
+ * @param {{ srcdoc: string, title: string, allow: string, namespace: string, perSecond: number,
+ *   maxChars: number }} config
  * @param {typeof exceeds} larger
  */
 export function shellRelay(config, larger) {
@@ -370,7 +407,7 @@ export function shellRelay(config, larger) {
   frame.setAttribute("sandbox", "allow-scripts");
   frame.setAttribute("allow", config.allow);
   frame.setAttribute("referrerpolicy", "no-referrer");
-  frame.setAttribute("title", "surface");
+  frame.setAttribute("title", config.title);
   frame.srcdoc = config.srcdoc;
   // The bridge and the bundle's js are one script: if it does not parse, nothing runs and the
   // surface never says a word. Say so for it, once it has loaded and stayed silent.

@@ -1,7 +1,7 @@
 // The two documents a surface lives in, built from small tested pieces (no string soup):
 // the host-owned shell frame, and inside it the surface frame whose first node is its CSP (S3).
 
-import { exceeds, shellRelay, surfaceBridge } from "./bridge.js";
+import { cspReports, exceeds, realmGuard, shellRelay, surfaceBridge } from "./bridge.js";
 import { mergePatch } from "./deltas.js";
 import { EVENT_NAME_PATTERN, SURFACE_NAMESPACE } from "./protocol.generated.js";
 import { cspHash } from "./sha256.js";
@@ -113,11 +113,12 @@ export function scriptSafe(text) {
 }
 
 /**
+ * A call of a self-contained function (bridge.js) as script text: `(fn)(config, ...helpers);`.
  * @param {Function} fn
  * @param {unknown} config
  * @param {Function[]} helpers self-contained functions passed after the config, as text
  */
-function call(fn, config, helpers = []) {
+export function inlineCall(fn, config, helpers = []) {
   const args = [JSON.stringify(config), ...helpers.map((helper) => helper.toString())].join(", ");
   return scriptSafe(`(${fn.toString()})(${args});`);
 }
@@ -135,8 +136,10 @@ function call(fn, config, helpers = []) {
  * @returns {SurfaceDocument}
  */
 export function surfaceDocument(bundle) {
-  const bridge = call(surfaceBridge, { namespace: SURFACE_NAMESPACE, eventName: EVENT_NAME_PATTERN.source }, [
+  const bridge = inlineCall(surfaceBridge, { namespace: SURFACE_NAMESPACE, eventName: EVENT_NAME_PATTERN.source }, [
     mergePatch,
+    realmGuard,
+    cspReports,
   ]);
   // A newline, so a bundle starting with a comment or a regex cannot join the bridge's line.
   const script = bundle.js ? `${bridge}\n${scriptSafe(bundle.js)}` : bridge;
@@ -157,10 +160,24 @@ export function surfaceDocument(bundle) {
  * @param {number} [perSecond] messages the shell passes up each second (events, sizes, pongs)
  */
 export function shellDocument(surface, perSecond = SHELL_MESSAGES_PER_SECOND) {
-  const relay = call(
+  return shellAround({ srcdoc: surface.srcdoc, title: "surface" }, perSecond, (relayHash) =>
+    shellCsp(relayHash, surface.scriptHash),
+  );
+}
+
+/**
+ * A shell document around a child frame (a surface, an MCP app): its CSP first, made by `csp`
+ * from the hash of the shell's own relay, then the relay.
+ * @param {{ srcdoc: string, title: string }} child
+ * @param {number} perSecond
+ * @param {(relayHash: string) => string} csp
+ */
+export function shellAround(child, perSecond, csp) {
+  const relay = inlineCall(
     shellRelay,
     {
-      srcdoc: surface.srcdoc,
+      srcdoc: child.srcdoc,
+      title: child.title,
       allow: ALLOW,
       namespace: SURFACE_NAMESPACE,
       perSecond,
@@ -169,7 +186,7 @@ export function shellDocument(surface, perSecond = SHELL_MESSAGES_PER_SECOND) {
     [exceeds],
   );
   return (
-    `<meta http-equiv="Content-Security-Policy" content="${escapeAttribute(shellCsp(cspHash(relay), surface.scriptHash))}">` +
+    `<meta http-equiv="Content-Security-Policy" content="${escapeAttribute(csp(cspHash(relay)))}">` +
     `<meta charset="utf-8">` +
     `<style>html,body{margin:0;padding:0;height:100%;overflow:hidden;background:transparent}` +
     `iframe{border:0;width:100%;height:100%;display:block}</style>` +

@@ -4,8 +4,8 @@
 //
 // The messages both ways are js/view_protocol.js (generated from _view_protocol.py). This
 // module wires the pieces: connection.js (the line to the kernel), surfaces.js (the cards),
-// relay.js (what a surface's frame sends), watchdog.js, theme.js, focus_guard.js, and the
-// components, consent cards, agents and problems. Everything stops when the view goes: one
+// relay.js (what a surface's frame sends), mcp_cards.js (MCP apps), watchdog.js, theme.js,
+// focus_guard.js, and the components, consent cards, agents and problems. Everything stops when the view goes: one
 // AbortSignal, anywidget's or ours.
 
 import { AGENTS_STYLE, mountAgents } from "./agents.js";
@@ -14,6 +14,8 @@ import { Connection } from "./connection.js";
 import { applyOp, FeedSequence, replaceAll } from "./deltas.js";
 import { element } from "./dom.js";
 import { guardFocus } from "./focus_guard.js";
+import { MCP_STYLE } from "./mcp_card_parts.js";
+import { McpCards } from "./mcp_cards.js";
 import { mountProblems, PROBLEMS_STYLE } from "./problems.js";
 import { mountPrompts } from "./prompts.js";
 import { SURFACE_NAMESPACE } from "./protocol.generated.js";
@@ -71,7 +73,7 @@ function render({ model, el, signal }) {
   signal?.addEventListener("abort", () => stop.abort());
   const config = configOf(model);
   const style = document.createElement("style");
-  style.textContent = STYLE + COMPONENT_STYLE + AGENTS_STYLE + PROBLEMS_STYLE;
+  style.textContent = STYLE + COMPONENT_STYLE + AGENTS_STYLE + PROBLEMS_STYLE + MCP_STYLE;
   el.append(style);
   const root = element("div", "lineup-host");
   const status = element("div", "lineup-status");
@@ -114,13 +116,36 @@ function render({ model, el, signal }) {
     },
     config,
   );
+  // MCP apps: their cards after the surfaces'; the kernel's ids of their requests are this
+  // view's own (mcp_host.js), as two views of one host both hear every answer.
+  const mcp = new McpCards({
+    root,
+    config,
+    idPrefix: `v${Math.random().toString(36).slice(2, 10)}:`,
+    sendInOrder,
+    signal: stop.signal,
+  });
   watchTheme(() => {
     for (const entry of surfaces.values()) if (entry.ready) surfaces.post(entry, pageTheme());
+    mcp.themeChanged();
   }, stop.signal);
   watchSurfaces({
     entries: () => surfaces.values(),
     ping: (entry, now) => surfaces.post(entry, { type: "ping", n: now }),
     stalled: (entry) => surfaces.stalled(entry),
+    stallMs: config.stall_ms,
+    pingMs: config.ping_ms,
+    signal: stop.signal,
+  });
+  // An MCP app is pinged with JSON-RPC ping (its App answers it), once it is initialized.
+  watchSurfaces({
+    entries: () => mcp.values(),
+    ping: (frame) => {
+      frame.host.ping(4 * config.stall_ms).then((answered) => {
+        if (answered && pong(frame, performance.now())) mcp.recovered(frame);
+      });
+    },
+    stalled: (frame) => mcp.stalled(frame),
     stallMs: config.stall_ms,
     pingMs: config.ping_ms,
     signal: stop.signal,
@@ -147,13 +172,18 @@ function render({ model, el, signal }) {
     config.focus_guard === false
       ? null
       : guardFocus({
-          shells: () => Array.from(surfaces.values(), (entry) => entry.shell),
+          shells: () => [
+            ...Array.from(surfaces.values(), (entry) => entry.shell),
+            ...Array.from(mcp.values(), (frame) => frame.shell),
+          ],
           // To the shell's window itself: a frame that has not spoken yet has no entry.source.
           probe: (shell, nonce) =>
             shell.contentWindow?.postMessage({ namespace: SURFACE_NAMESPACE, type: "focus_probe", nonce }, "*"),
           stolen: (shell) => {
             const entry = surfaces.byShell(shell);
             if (entry) surfaces.stopStolen(entry, componentList);
+            const frame = mcp.byShell(shell);
+            if (frame) mcp.stopStolen(frame);
           },
           signal: stop.signal,
         });
@@ -161,7 +191,10 @@ function render({ model, el, signal }) {
   /** @param {MessageEvent} event */
   function onMessage(event) {
     const entry = surfaces.entryOf(event.source);
-    if (!entry) return; // not one of our frames: not ours to read
+    if (!entry) {
+      onMcpMessage(event);
+      return;
+    }
     const message = event.data;
     // The shell's answer (js/focus_guard.js); one without the probe's nonce is the surface's
     // and is refused like any other message it may not send.
@@ -170,6 +203,16 @@ function render({ model, el, signal }) {
     // having put it there (the keys it got would go with it): it waits for the page to know.
     if (focus) focus.gate(entry.shell, () => relay.handle(entry, message));
     else relay.handle(entry, message);
+  }
+
+  /** An MCP app's frame (by its shell window, S4), through the same focus gate. @param {MessageEvent} event */
+  function onMcpMessage(event) {
+    const frame = mcp.frameOf(event.source);
+    if (!frame) return; // not one of our frames: not ours to read
+    const message = event.data;
+    if (message?.type === "focus_answer" && focus?.answer(frame.shell, message.nonce, message.user === true)) return;
+    if (focus) focus.gate(frame.shell, () => mcp.handle(frame, message));
+    else mcp.handle(frame, message);
   }
 
   /** The model's own lists: edited in place, they are what a saved notebook keeps. */
@@ -199,6 +242,7 @@ function render({ model, el, signal }) {
       replaceAll(lists.components, message.components ?? []);
       feed.snapshot(Number(message.seq));
       surfaces.reconcile(lists.surfaces);
+      mcp.reconcile(message.mcp_apps ?? []);
       components.reconcile();
     } else if (message?.kind === "feed") {
       const verdict = feed.next(Number(message.seq));
@@ -206,6 +250,10 @@ function render({ model, el, signal }) {
       if (verdict !== "take") return;
       const lists = picture();
       for (const op of message.ops ?? []) {
+        if (op.op.startsWith("mcp_")) {
+          mcp.apply(/** @type {import("./mcp_cards.js").McpOp} */ (op)); // MCP apps are the view's, not the model's
+          continue;
+        }
         const applied = applyOp(lists, op);
         if (applied === null) continue;
         if ("gap" in applied) {

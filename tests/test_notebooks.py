@@ -149,6 +149,21 @@ EXPECTED: dict[str, list[str]] = {
         "lineup.v1.app.call",
         "H6 unknown_instance",  # a refused tool call comes back as an error to read
     ],
+    "09-mcp-apps.ipynb": [
+        "McpServer('weather-app', ready",  # connected over stdio with the official SDK
+        "refresh_weather  ['app'] read_only=True -> mcp.weather-app.refresh_weather",
+        "forecast_text    ['model'] read_only=False -> None",  # never the app's
+        "result: {'city': 'Oslo', 'temperature': 21}",  # tool-result
+        "card: mcp.weather-app.refresh_weather user_confirmation",  # the app's call, consented
+        "refresh answered: {'city': 'Oslo', 'temperature': 22}",
+        "forecast_text refused: -32000 unsupported",  # C3
+        "model context: The user is looking at Oslo.",
+        "from_app     mcp.tools/call",  # the inspector's MCP rows
+        "to_server    mcp.tools/call",
+        "app.calls: ['mcp.weather-app.refresh_weather', 'mcp.weather-app.forecast_text']",
+        "surface state after the click: {'city': 'Oslo', 'temperature': 22}",
+        "server: ended",
+    ],
 }
 
 

@@ -1,0 +1,196 @@
+// The documents an MCP app lives in (MCP Apps, docs/mcp-apps.md): the host's shell frame, as
+// for a surface, and in it the app's frame, built from the app's own HTML (a `ui://`
+// resource). The HTML is parsed inertly (DOMParser: nothing in it runs or loads), then:
+//
+// - the CSP meta is the first node of its head, then `<base href="about:srcdoc">` (relative
+//   links resolve nowhere) and one script of ours: the realm's guard and the CSP reports;
+// - every inline script (classic or module) starts with the same guard, and the CSP admits
+//   exactly those scripts by their SHA-256: no 'unsafe-inline', no 'unsafe-eval', so inline
+//   handlers, eval, and any script the app makes later do not run, and a copy of one of its
+//   scripts in a nested frame brings the guard along (docs/security.md);
+// - the domains the user granted (never those the app only declared) go into connect-src
+//   (connectDomains) and script/style/img/font/media-src (resourceDomains); frames and
+//   <base> never (frameDomains, baseUriDomains are refused: they would undo the shell).
+//
+// The shell's CSP is the app's plus its own relay (a srcdoc frame inherits its parent's
+// policy, so a grant must be in both) and frame-src 'none', which stops the app navigating.
+
+import { cspReports, realmGuard } from "./bridge.js";
+import { inlineCall, shellAround } from "./frames.js";
+import { SURFACE_NAMESPACE } from "./protocol.generated.js";
+import { cspHash } from "./sha256.js";
+
+/** The directives of `_meta.ui.csp` this host can grant, in the order a grant card shows them. */
+export const GRANTABLE = /** @type {const} */ (["connectDomains", "resourceDomains"]);
+
+/**
+ * @typedef {{ connectDomains: string[], resourceDomains: string[] }} Grants
+ * @typedef {{ srcdoc: string, hashes: string[], scripts: number, sources: Grants,
+ *   invalid: Array<{ directive: string, domain: string }> }} AppDocument
+ */
+
+// A CSP host source as MCP Apps declares them: a scheme, a host (optionally `*.` for its
+// subdomains), an optional port and path, and nothing else. Checked before it is written into
+// a policy: a `;` or a quote in a "domain" would add directives of the app's choosing.
+const HOST_SOURCE =
+  /^(https?|wss?):\/\/(\*\.)?([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*(:(\d{1,5}|\*))?(\/[A-Za-z0-9._~%/-]*)?$/;
+
+/**
+ * A declared domain as a CSP source, or null when this host will not write it into a policy
+ * (no scheme, a wildcard host, characters a source may not have).
+ * @param {unknown} domain
+ */
+export function cspSource(domain) {
+  if (typeof domain !== "string" || domain.length > 512) return null;
+  const parts = /^([^/]*\/\/[^/]*)(.*)$/s.exec(domain);
+  const source = parts ? parts[1].toLowerCase() + parts[2] : domain;
+  return HOST_SOURCE.test(source) ? source : null;
+}
+
+/**
+ * The granted domains this host can write into a policy, and those it cannot.
+ * @param {Partial<Record<string, unknown>> | null | undefined} granted
+ * @returns {{ sources: Grants, invalid: Array<{ directive: string, domain: string }> }}
+ */
+export function grantedSources(granted) {
+  /** @type {Grants} */
+  const sources = { connectDomains: [], resourceDomains: [] };
+  const invalid = [];
+  for (const directive of GRANTABLE) {
+    const list = granted?.[directive];
+    for (const domain of Array.isArray(list) ? list : []) {
+      const source = cspSource(domain);
+      if (source === null) invalid.push({ directive, domain: String(domain) });
+      else if (!sources[directive].includes(source)) sources[directive].push(source);
+    }
+  }
+  return { sources, invalid };
+}
+
+/**
+ * The app frame's policy (and, with the relay's hash added, its shell's).
+ * @param {Grants} sources granted domains, already checked (cspSource)
+ * @param {string[]} hashes 'sha256-...' of every script the frame may run
+ */
+export function mcpCsp(sources, hashes) {
+  const resources = sources.resourceDomains.join(" ");
+  const join = (/** @type {string[]} */ parts) => parts.filter(Boolean).join(" ");
+  return [
+    "default-src 'none'",
+    `script-src ${join([...hashes, resources])}`,
+    `style-src ${join(["'unsafe-inline'", resources])}`,
+    `img-src ${join(["data: blob:", resources])}`,
+    `font-src ${join(["data:", resources])}`,
+    `media-src ${join(["data: blob:", resources])}`,
+    `connect-src ${sources.connectDomains.length ? sources.connectDomains.join(" ") : "'none'"}`,
+    "frame-src 'none'",
+    "child-src 'none'",
+    "worker-src 'none'",
+    "object-src 'none'",
+    "form-action 'none'",
+    "manifest-src 'none'",
+  ].join("; ");
+}
+
+/** The guard as the first statement of a script (bridge.js realmGuard: idempotent). */
+export const GUARD = inlineCall(realmGuard, { namespace: SURFACE_NAMESPACE });
+
+/** Our own first script of an app's frame: the guard, then the CSP reports. */
+export const FIRST_SCRIPT = `${GUARD}\n${inlineCall(cspReports, { namespace: SURFACE_NAMESPACE })}`;
+
+/** `type` values of a <script> the browser runs as JavaScript (classic or module). */
+const SCRIPT_TYPES = new Set([
+  "",
+  "module",
+  "text/javascript",
+  "application/javascript",
+  "text/ecmascript",
+  "application/ecmascript",
+  "application/x-javascript",
+  "text/x-javascript",
+  "text/jscript",
+  "text/livescript",
+]);
+
+/**
+ * Whether a <script> element is code (not a data block such as JSON). One the browser runs
+ * that is not counted here gets no hash, so it does not run either.
+ * @param {Element} script
+ */
+export function runsAsScript(script) {
+  return SCRIPT_TYPES.has((script.getAttribute("type") ?? "").trim().toLowerCase());
+}
+
+/**
+ * An app's script text with the guard first. A directive prologue ("use strict") must stay
+ * first to mean anything, so the guard goes right after it.
+ * @param {string} text
+ */
+export function guarded(text) {
+  const prologue = /^(\s*(['"])use strict\2\s*;?)/.exec(text);
+  if (!prologue) return `${GUARD}\n${text}`;
+  return `${prologue[1]}\n${GUARD}\n${text.slice(prologue[1].length)}`;
+}
+
+/**
+ * The app frame's document from the app's HTML and the user's grants.
+ * @param {string} html the `ui://` resource's text
+ * @param {Partial<Record<string, unknown>> | null | undefined} granted the user's grants
+ * @param {(text: string) => Document} [parse] an inert parser (DOMParser in the page)
+ * @returns {AppDocument}
+ */
+export function mcpAppDocument(html, granted, parse = inertParse) {
+  const { sources, invalid } = grantedSources(granted);
+  const doc = parse(html);
+  /** @type {Set<string>} the texts of the scripts we wrote: only these are hashed */
+  const ours = new Set([FIRST_SCRIPT]);
+  for (const script of Array.from(doc.querySelectorAll("script"))) {
+    if (script.hasAttribute("src") || !runsAsScript(script)) continue; // CSP decides / not code
+    const text = guarded(script.textContent ?? "");
+    script.textContent = text;
+    ours.add(text);
+  }
+  const head = doc.head;
+  const first = doc.createElement("script");
+  first.textContent = FIRST_SCRIPT;
+  const base = doc.createElement("base");
+  base.setAttribute("href", "about:srcdoc");
+  const meta = doc.createElement("meta");
+  meta.setAttribute("http-equiv", "Content-Security-Policy");
+  head.prepend(meta, base, first);
+  // Hash what the browser will parse, not what we meant to write: the document is serialised
+  // and parsed again, and a script counts only if its text there is one we wrote (a
+  // serialisation that split or joined scripts would then run nothing, never something else).
+  const hashes = new Set();
+  let count = 0;
+  for (const script of Array.from(parse(serialise(doc)).querySelectorAll("script"))) {
+    const text = script.textContent ?? "";
+    if (script.hasAttribute("src") || !ours.has(text)) continue;
+    count += 1;
+    hashes.add(cspHash(text));
+  }
+  const list = [...hashes];
+  meta.setAttribute("content", mcpCsp(sources, list));
+  return { srcdoc: serialise(doc), hashes: list, scripts: count, sources, invalid };
+}
+
+/** @param {string} text */
+function inertParse(text) {
+  return new DOMParser().parseFromString(text, "text/html");
+}
+
+/** @param {Document} doc */
+function serialise(doc) {
+  return `<!DOCTYPE html>${doc.documentElement.outerHTML}`;
+}
+
+/**
+ * The shell frame's document around an app's frame.
+ * @param {AppDocument} app
+ * @param {number} perSecond messages the shell passes up each second
+ */
+export function mcpShellDocument(app, perSecond) {
+  return shellAround({ srcdoc: app.srcdoc, title: "MCP app" }, perSecond, (relayHash) =>
+    mcpCsp(app.sources, [relayHash, ...app.hashes]),
+  );
+}

@@ -1,0 +1,492 @@
+"""MCP Apps in a real JupyterLab page (issue 18, docs/mcp-apps.md): a real MCP server written
+with the ``mcp`` SDK (tests/mcp_servers/sdk_apps.py) over stdio and streamable HTTP, its
+``board`` app written with the official App SDK (``app-with-deps`` inlined), clicked for real;
+and a hostile app that posts raw JSON-RPC, contained and reported.
+
+Each app shows as ``.lineup-mcp`` in the host view: a shell frame holding the app's frame
+(js/mcp_frames.js), spoken to by js/mcp_host.js. What an app heard is read from its own
+``#log`` (one line per message), what the kernel did from the kernel.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import BrowserContext, FrameLocator, Locator, Page, Route, expect
+
+from .canary import Canary
+from .conftest import OpenNotebook, Screenshot
+from .jupyter import NotebookPage
+
+REPO = Path(__file__).resolve().parents[2]
+
+SETUP = """\
+import json, os, sys
+from mcp import StdioServerParameters
+from lineup_jupyter import Host
+
+host = Host(conversation_id="conv_mcp")
+REPO = {repo!r}
+ENV = {{"PYTHONPATH": REPO, "PATH": os.environ["PATH"], "LINEUP_TEST_CANARY": {canary!r},
+       "LINEUP_TEST_CANARY_UDP": {udp!r}}}
+STDIO = StdioServerParameters(
+    command=sys.executable, args=["-m", "tests.mcp_servers.sdk_apps"], cwd=REPO, env=ENV
+)
+host
+"""
+
+
+def setup(canary: Canary) -> str:
+    return SETUP.format(repo=str(REPO), canary=canary.url, udp=str(canary.udp_port))
+
+
+def card(page: Page) -> Locator:
+    return page.locator(".lineup-host .lineup-mcp")
+
+
+def app_frame(page: Page) -> FrameLocator:
+    return page.frame_locator(".lineup-mcp iframe.lineup-shell:not([hidden])").frame_locator(
+        "iframe"
+    )
+
+
+def log(page: Page) -> Locator:
+    return app_frame(page).locator("#log li")
+
+
+def line(page: Page, start: str) -> Locator:
+    """The app's log line that starts with ``start`` (exactly one)."""
+    return log(page).filter(has_text=re.compile(f"^{re.escape(start)}"))
+
+
+def allow_card(page: Page, views: int = 1) -> None:
+    """Allow the one waiting consent card (shown in each of ``views`` views of the host), once
+    it takes a click (js/prompts.js)."""
+    prompt = page.locator(".lineup-host .lineup-consent .lineup-prompt")
+    expect(prompt).to_have_count(views)
+    # In view first: a card that moves (scrolled to) takes no click until it stood still.
+    prompt.last.scroll_into_view_if_needed()
+    expect(prompt.last).to_have_attribute("data-armed", "")
+    prompt.last.locator("button.lineup-allow").click()
+    expect(prompt).to_have_count(0)
+
+
+def kernel_json(notebook: NotebookPage, expression: str) -> object:
+    return json.loads(notebook.execute(f"print(json.dumps({expression}))"))
+
+
+def wait_for_console(page: Page, console: list[str], prefix: str) -> None:
+    """Until a console line (of any frame) starts with ``prefix``: waits on the page, never
+    by sleeping the test's process (design/TESTING.md)."""
+    for _ in range(300):
+        if any(text.startswith(prefix) for text in console):
+            return
+        page.wait_for_timeout(100)
+    raise AssertionError(f"no console line starting with {prefix!r}: {console[-20:]}")
+
+
+def open_board(notebook: NotebookPage, connect: str) -> Page:
+    notebook.execute(f"server = host.connect_mcp({connect})")
+    notebook.execute('app = server.open("show_board", {"city": "Oslo"})')
+    page = notebook.page
+    expect(card(page)).to_have_count(1)
+    expect(line(page, "initialized")).to_have_count(1)
+    return page
+
+
+def test_board_over_stdio_every_message(
+    open_notebook: OpenNotebook, canary: Canary, context: BrowserContext, screenshot: Screenshot
+) -> None:
+    """The App SDK's app in the host view: ui/initialize -> initialized (the host context),
+    tool-input and tool-result, tools/call of an app-only tool through a consent card,
+    model-only and undeclared tools refused, ui/open-link through app.open_url's card,
+    ui/message and ui/update-model-context shown and kept, resources/read, size-changed
+    bounded, ui/resource-teardown before the card goes; every message in the kernel's
+    history for the inspector."""
+    notebook = open_notebook([setup(canary)])
+    page = open_board(notebook, "STDIO")
+    heading = card(page).locator(".lineup-header .lineup-title")
+    expect(heading).to_contain_text("Show the board")
+    expect(heading).to_contain_text("MCP app · server sdkapps 1.0.0 · tool show_board")
+
+    initialized = json.loads(line(page, "initialized").inner_text().split(" ", 1)[1])
+    assert initialized["theme"] == "light" and initialized["displayMode"] == "inline"
+    assert initialized["modes"] == ["inline", "fullscreen"] and initialized["width"] > 100
+    assert initialized["locale"]
+    expect(line(page, "tool-input")).to_have_text('tool-input {"city":"Oslo"}')
+    expect(line(page, "tool-result")).to_have_text('tool-result {"city":"Oslo","temperature":21}')
+    expect(card(page).locator(".lineup-mcp-grant")).to_have_count(1)
+    screenshot(card(page), "mcp-app")
+
+    # tools/call of the app-only tool: a consent card, then the result reaches the app.
+    app_frame(page).locator("#refresh").click()
+    allow_card(page)
+    expect(line(page, "refresh")).to_contain_text(
+        '"structuredContent":{"city":"Oslo","temperature":23}'
+    )
+    # Model-only and undeclared tools: refused without a card, the app told why.
+    app_frame(page).locator("#secret").click()
+    expect(line(page, "secret")).to_contain_text("secret error")
+    app_frame(page).locator("#nope").click()
+    expect(line(page, "nope")).to_contain_text("nope error")
+    expect(page.locator(".lineup-consent .lineup-prompt")).to_have_count(0)
+
+    # ui/open-link: app.open_url's card; Allow opens the tab in the click.
+    context.route(
+        "https://example.org/**",
+        lambda route: route.fulfill(status=200, content_type="text/html", body="<title>w</title>"),
+    )
+    try:
+        app_frame(page).locator("#link").click()
+        with context.expect_page() as opened:
+            allow_card(page)
+        assert opened.value.url == "https://example.org/weather"
+        opened.value.close()
+    finally:
+        context.unroute("https://example.org/**")
+    expect(line(page, "link")).to_contain_text("link ok")
+
+    # ui/message and ui/update-model-context: shown in the card, kept for the agent.
+    app_frame(page).locator("#message").click()
+    expect(line(page, "message")).to_contain_text("message ok")
+    app_frame(page).locator("#context").click()
+    expect(line(page, "context")).to_contain_text("context ok")
+    notes = card(page).locator(".lineup-mcp-note")
+    expect(notes.filter(has_text="message: Oslo looks sunny")).to_have_count(1)
+    expect(notes.filter(has_text="model context: Oslo selected")).to_have_count(1)
+    kept = kernel_json(notebook, "[app.messages[-1]['content'][0]['text'], app.model_context]")
+    assert kept == ["Oslo looks sunny", {"content": [{"type": "text", "text": "Oslo selected"}]}]
+
+    app_frame(page).locator("#read").click()
+    expect(line(page, "read")).to_have_text("read ok 1")
+
+    # size-changed: the card follows the app's height, within the host's bound.
+    shell = card(page).locator("iframe.lineup-shell")
+    app_frame(page).locator("#grow").click()
+    expect(shell).to_have_attribute("style", "height: 800px;")
+
+    # Every message both ways reached the kernel's history (the inspector's MCP rows).
+    types = kernel_json(notebook, "sorted({r.type for r in host.history.select(kind='mcp')})")
+    assert isinstance(types, list)
+    for method in (
+        "mcp.ui/initialize",
+        "mcp.ui/notifications/initialized",
+        "mcp.ui/notifications/tool-input",
+        "mcp.ui/notifications/tool-result",
+        "mcp.tools/call",
+        "mcp.ui/open-link",
+        "mcp.ui/message",
+        "mcp.ui/update-model-context",
+        "mcp.resources/read",
+        "mcp.ui/notifications/size-changed",
+    ):
+        assert method in types, method
+
+    # Close: the app hears ui/resource-teardown and answers before its card goes.
+    card(page).locator(".lineup-close").click()
+    expect(card(page)).to_have_count(0)
+    notebook.round_trip()
+    traffic = kernel_json(
+        notebook,
+        "[[r.envelope['dir'], r.envelope['jsonrpc']] for r in host.history.select(kind='mcp') "
+        "if r.envelope.get('dir') in ('to_app', 'from_app')]",
+    )
+    assert isinstance(traffic, list)
+    (asked,) = [
+        m for d, m in traffic if d == "to_app" and m.get("method") == "ui/resource-teardown"
+    ]
+    assert ["from_app", {"jsonrpc": "2.0", "id": asked["id"], "result": {}}] in traffic
+    assert kernel_json(notebook, "app.closed") is True
+
+
+def test_display_modes_and_the_theme(open_notebook: OpenNotebook, canary: Canary) -> None:
+    """Deny on the grant card grants nothing. ui/request-display-mode: fullscreen fills the
+    page's viewport with an exit control, inline comes back; host-context-changed tells the
+    app of each mode and of a theme switch."""
+    notebook = open_notebook([setup(canary)])
+    page = open_board(notebook, "STDIO")
+    # Deny on the grant card: the row goes, nothing is granted, the frame is the same.
+    row = card(page).locator(".lineup-mcp-grant")
+    expect(row).to_have_count(1)
+    row.locator("button.lineup-mcp-deny").click()
+    expect(row).to_have_count(0)
+    notebook.round_trip()
+    assert kernel_json(notebook, "app.spec()['granted']") == {
+        "connectDomains": [],
+        "resourceDomains": [],
+    }
+    expect(line(page, "initialized")).to_have_count(1)
+
+    app_frame(page).locator("#full").click()
+    expect(line(page, "mode")).to_have_text('mode ok {"mode":"fullscreen"}')
+    expect(card(page)).to_have_attribute("data-mode", "fullscreen")
+    box = card(page).bounding_box()
+    viewport = page.viewport_size
+    assert box and viewport
+    assert (box["x"], box["y"]) == (0, 0)
+    assert (box["width"], box["height"]) == (viewport["width"], viewport["height"])
+    changed = line(page, "host-context-changed")
+    expect(changed.filter(has_text='"displayMode":"fullscreen"')).to_have_count(1)
+    exit_button = card(page).locator(".lineup-mcp-exit")
+    expect(exit_button).to_be_visible()
+    exit_button.click()
+    expect(card(page)).to_have_attribute("data-mode", "inline")
+    expect(changed.filter(has_text='"displayMode":"inline"')).to_have_count(1)
+
+    notebook.command("apputils:change-theme", {"theme": "JupyterLab Dark"})
+    try:
+        expect(changed.filter(has_text='"theme":"dark"')).to_have_count(1)
+    finally:
+        notebook.command("apputils:change-theme", {"theme": "JupyterLab Light"})
+    expect(changed.filter(has_text='"theme":"light"')).to_have_count(1)
+
+
+@pytest.fixture
+def http_server(canary: Canary) -> Iterator[str]:
+    """The same server over streamable HTTP on 127.0.0.1: its URL once it listens."""
+    env = {
+        "PYTHONPATH": str(REPO),
+        "PATH": "/usr/bin:/bin",
+        "LINEUP_TEST_CANARY": canary.url,
+        "LINEUP_TEST_CANARY_UDP": str(canary.udp_port),
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.mcp_servers.sdk_apps", "http"],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        port = int(process.stdout.readline())  # printed once the socket listens
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+def test_board_over_http_and_tool_cancelled(
+    open_notebook: OpenNotebook, canary: Canary, http_server: str
+) -> None:
+    """Streamable HTTP on loopback: the same app, its tool call consented; a tool that never
+    returns is cancelled at its deadline, and the app hears tool-cancelled."""
+    notebook = open_notebook([setup(canary)])
+    page = open_board(notebook, repr(http_server))
+    expect(line(page, "tool-result")).to_have_text('tool-result {"city":"Oslo","temperature":21}')
+    app_frame(page).locator("#refresh").click()
+    allow_card(page)
+    expect(line(page, "refresh")).to_contain_text('"temperature":23')
+    card(page).locator(".lineup-close").click()
+    expect(card(page)).to_have_count(0)
+
+    # A deadline of 5 s on a second connection: the tool that never returns is cancelled.
+    notebook.execute(f"quick = host.connect_mcp({http_server!r}, name='quick', timeout=5)")
+    notebook.execute('stalled = quick.open("stall", {})')
+    expect(line(page, "tool-input")).to_have_text("tool-input {}")
+    expect(line(page, "tool-cancelled")).to_contain_text("tool-cancelled")
+
+
+def test_a_hostile_app_is_contained_and_reported(
+    open_notebook: OpenNotebook, canary: Canary, page: Page
+) -> None:
+    """Raw JSON-RPC from an app: requests before initialized, forged response ids, malformed
+    messages, a model-only and an undeclared tool, egress without a grant, WebRTC in its own
+    frame and from a copy of its script in a nested frame (the guard is on every script), a
+    message over the shell's limit and a size flood: each refused, none reaches the network
+    (canary: 0), the card stays within its bound, and the card says what was refused."""
+    console: list[str] = []
+    page.on("console", lambda message: console.append(message.text))
+    notebook = open_notebook([setup(canary)])
+    notebook.execute("server = host.connect_mcp(STDIO)")
+    notebook.execute('hostile = server.open("show_hostile", {})')
+    expect(card(page)).to_have_count(1)
+    expect(line(page, "flooded")).to_have_count(1)
+    expect(line(page, "early")).to_have_text("early error -32600")
+    expect(line(page, "secret")).to_have_text("secret error -32000")
+    expect(line(page, "nope")).to_have_text("nope error -32602")
+    expect(line(page, "fetch canary")).to_contain_text("fetch canary blocked")
+    expect(line(page, "fetch egress")).to_contain_text("fetch egress blocked")
+    expect(line(page, "rtc top")).to_contain_text("rtc top blocked")
+    wait_for_console(page, console, "HOSTILE rtc nested")
+    page.wait_for_timeout(1000)  # time for a datagram or a request to reach the canary
+    assert "HOSTILE rtc nested blocked TypeError" in console, console[-20:]
+    assert not any(text.startswith("HOSTILE rtc nested started") for text in console)
+    assert canary.total() == 0, canary.summary()
+
+    height = card(page).locator("iframe.lineup-shell").evaluate("e => e.offsetHeight")
+    assert height <= 800
+    notes = card(page).locator(".lineup-mcp-note")
+    for code in ("not_initialized", "forged_id", "malformed", "too_large", "flood"):
+        expect(notes.filter(has_text=f"refused ({code})").first).to_be_visible()
+    refused = kernel_json(
+        notebook, "sorted({r.error['code'] for r in host.history.select(type='mcp.refused')})"
+    )
+    assert isinstance(refused, list)
+    assert {"not_initialized", "forged_id", "malformed", "too_large", "flood"} <= set(refused)
+    # The model-only tool never reached the server.
+    sent = kernel_json(
+        notebook,
+        "[json.dumps(r.envelope['jsonrpc']) for r in host.history.select(kind='mcp') "
+        "if r.envelope.get('dir') == 'to_server']",
+    )
+    assert isinstance(sent, list) and not any("secret_plan" in text for text in sent)
+
+
+def test_egress_needs_the_users_grant(
+    open_notebook: OpenNotebook, canary: Canary, page: Page, context: BrowserContext
+) -> None:
+    """A declared https connectDomain is shown on the grant card, with the host as the browser
+    reads it, and not granted: the app's fetch never leaves the page (the route that answers
+    the domain sees 0 requests); an http origin is refused on the card. Control: Allow
+    rebuilds the app's frame with the domain in its policy, the app initializes again (its
+    tool-input replayed) and the same fetch arrives."""
+    arrived: list[str] = []
+
+    def answer(route: Route) -> None:
+        arrived.append(route.request.url)
+        route.fulfill(status=204)
+
+    context.route("https://egress.example/**", answer)
+    try:
+        notebook = open_notebook([setup(canary)])
+        notebook.execute("server = host.connect_mcp(STDIO)")
+        notebook.execute('hostile = server.open("show_hostile", {})')
+        expect(line(page, "fetch egress")).to_contain_text("fetch egress blocked")
+        row = card(page).locator(".lineup-mcp-grant")
+        expect(row).to_have_count(1)
+        expect(row).to_contain_text(
+            "send and receive data (fetch, WebSocket) with https://egress.example"
+        )
+        expect(row.locator("strong")).to_have_text("egress.example")  # who owns the host
+        refused = card(page).locator(".lineup-mcp-grant-refused")
+        expect(refused).to_contain_text(f"connectDomains {canary.url}")
+        assert arrived == [] and canary.total() == 0, canary.summary()
+
+        row.locator("button.lineup-mcp-allow").click()
+        expect(row).to_have_count(0)
+        expect(line(page, "fetch egress")).to_have_text("fetch egress sent")
+        expect(line(page, "initialized")).to_have_count(1)  # the new frame's own
+        assert arrived == ["https://egress.example/egress"]
+        assert canary.total() == 0, canary.summary()  # never granted: not https
+        granted = kernel_json(notebook, "hostile.spec()['granted']['connectDomains']")
+        assert granted == ["https://egress.example"]
+    finally:
+        context.unroute("https://egress.example/**")
+
+
+def test_the_apps_document_guards_every_script(
+    open_notebook: OpenNotebook, canary: Canary, page: Page
+) -> None:
+    """Decision 5: the app frame's first node is its CSP, every inline script (ours and the
+    app's) starts with the host's guard and is admitted by its hash, no 'unsafe-inline', no
+    'unsafe-eval', frames never; the shell's CSP has frame-src 'none' too."""
+    notebook = open_notebook([setup(canary)])
+    open_board(notebook, "STDIO")
+    shell = page.frame_locator(".lineup-mcp iframe.lineup-shell")
+    srcdoc = shell.locator("iframe").get_attribute("srcdoc")
+    assert srcdoc
+    head = srcdoc.split("<head>", 1)[1]
+    assert head.startswith('<meta http-equiv="Content-Security-Policy"')
+    csp = head.split('content="', 1)[1].split('"', 1)[0]
+    assert "frame-src 'none'" in csp and "connect-src 'none'" in csp
+    assert "unsafe-eval" not in csp and "script-src 'sha256-" in csp
+    assert "unsafe-inline" not in csp.split("script-src", 1)[1].split(";", 1)[0]
+    scripts = page.frame_locator(".lineup-mcp iframe.lineup-shell").frame_locator("iframe")
+    texts = scripts.locator("script").evaluate_all("els => els.map(e => e.textContent)")
+    assert len(texts) == 2  # ours (the guard and the CSP reports), and the app's module
+    assert all(text.startswith("(function realmGuard(config)") for text in texts)
+    outer = page.locator(".lineup-mcp iframe.lineup-shell").get_attribute("srcdoc")
+    assert outer and "frame-src 'none'" in outer
+
+
+def test_a_reload_and_a_second_view_get_the_app_from_the_snapshot(
+    open_notebook: OpenNotebook, canary: Canary
+) -> None:
+    """A reloaded page, and a second view of the same host, each build the app's frame from
+    the kernel's snapshot: it initializes and hears its tool-input and tool-result again. Each
+    view's requests carry its own ids to the kernel: an answer reaches only the app that
+    asked (two apps whose JSON-RPC ids both start at 0)."""
+    notebook = open_notebook([setup(canary)])
+    page = open_board(notebook, "STDIO")
+    expect(line(page, "tool-result")).to_have_count(1)
+    notebook.reload()
+    expect(card(page)).to_have_count(1)
+    expect(line(page, "initialized")).to_have_count(1)
+    expect(line(page, "tool-input")).to_have_text('tool-input {"city":"Oslo"}')
+    expect(line(page, "tool-result")).to_have_text('tool-result {"city":"Oslo","temperature":21}')
+
+    notebook.run_cell("display(host)")
+    expect(card(page)).to_have_count(2)
+    shells = page.locator(".lineup-mcp iframe.lineup-shell:not([hidden])")
+    first = shells.nth(0).content_frame.locator("iframe").content_frame
+    second = shells.nth(1).content_frame.locator("iframe").content_frame
+    expect(second.locator("#log li").filter(has_text=re.compile("^tool-result"))).to_have_count(1)
+    second.locator("#refresh").click()
+    allow_card(page, views=2)
+    expect(second.locator("#log li").filter(has_text=re.compile("^refresh ok"))).to_have_count(1)
+    first.locator("#read").click()  # the first view's app still speaks with the kernel
+    expect(first.locator("#log li").filter(has_text=re.compile("^read ok"))).to_have_count(1)
+    expect(first.locator("#log li").filter(has_text=re.compile("^refresh"))).to_have_count(0)
+
+
+def test_an_app_in_an_endless_loop_is_pinged_and_stopped(
+    open_notebook: OpenNotebook, canary: Canary
+) -> None:
+    """The watchdog pings an initialized app with JSON-RPC ping; one that stops answering (an
+    endless loop) is offered Stop after 5 s, and Stop closes it in the kernel, reported as
+    unresponsive. Only the page is read: a frame stuck in a loop is never touched."""
+    notebook = open_notebook([setup(canary)])
+    notebook.execute("server = host.connect_mcp(STDIO)")
+    notebook.execute('stuck = server.open("show_stuck", {})')
+    page = notebook.page
+    stalled = card(page).locator('.lineup-blocked[data-kind="stalled"]')
+    expect(stalled).to_contain_text("This app has not answered for 5 s.")
+    stalled.locator("button.lineup-stop").click()
+    expect(card(page)).to_have_count(0)
+    notebook.round_trip()
+    assert kernel_json(notebook, "stuck.closed") is True
+    codes = kernel_json(
+        notebook, "[r.error['code'] for r in host.history.select(type='mcp.refused')]"
+    )
+    assert codes == ["unresponsive"]
+
+
+def test_a_moved_cell_brings_the_app_back(open_notebook: OpenNotebook, canary: Canary) -> None:
+    """Moving the host's cell takes its output out of the page and puts it back, which reloads
+    every frame in it: the app initializes again, hears its tool's input and result again, and
+    still reaches the kernel."""
+    notebook = open_notebook([setup(canary), "1"])
+    page = open_board(notebook, "STDIO")
+    expect(line(page, "tool-result")).to_have_count(1)
+
+    def app_window() -> Any:
+        shell = card(page).locator("iframe.lineup-shell").element_handle().content_frame()
+        assert shell is not None
+        return shell.child_frames[0]
+
+    app_window().evaluate("() => { window.__beforeMove = true; }")
+    notebook.select_cell(0)  # the cell that displays the host
+    notebook.command("notebook:move-cell-down")
+    for _ in range(300):  # until the app's frame is a new one (the old one had the mark)
+        try:
+            if app_window().evaluate("() => window.__beforeMove") is None:
+                break
+        except Exception:  # detached while we asked
+            pass
+        page.wait_for_timeout(100)
+    else:
+        raise AssertionError("the app's frame was never rebuilt")
+    expect(line(page, "initialized")).to_have_count(1)
+    expect(line(page, "tool-result")).to_have_text('tool-result {"city":"Oslo","temperature":21}')
+    app_frame(page).locator("#read").click()
+    expect(line(page, "read")).to_have_text("read ok 1")
