@@ -173,6 +173,11 @@ def test_an_apps_tools_call_waits_for_the_user_then_runs_once(
         "user",
     )
     assert len(view.responses(app_id, 7)) == 1
+    # The kernel records the server's side of the call; the app's side is the page's to record
+    # (mcp_traffic), once: nothing of it here, so the inspector shows no row twice.
+    legs = [r.to_json()["envelope"]["dir"] for r in host.history.select(kind="mcp")]
+    assert "to_server" in legs and "from_server" in legs
+    assert "from_app" not in legs and "to_app" not in legs
 
 
 def test_a_denied_call_never_reaches_the_server(host: Host, server: McpServer, view: View) -> None:
@@ -362,6 +367,9 @@ def test_traffic_and_refusals_are_recorded_for_the_inspector(
     view_sends(inspector, {"kind": "sync"})
     (reset,) = inspector.sent
     assert any(r["kind"] == "mcp" for r in reset["records"])  # the inspector shows it
+    # The saved notebook's line counts the refusal, not the traffic, as refused or failed.
+    text = host.inspector._repr_mimebundle_()[0]["text/plain"]
+    assert text.endswith(", 1 refused or failed"), text
 
 
 def test_a_grant_is_the_users_audited_and_rebuilds_the_frame(

@@ -247,12 +247,8 @@ class McpApps:
             op["error"] = error
         else:
             op["result"] = {} if result is None else result
-        self.record(
-            app_id,
-            "to_app",
-            "response",
-            {"id": request_id, **{k: op[k] for k in op if k in ("result", "error")}},
-        )
+        # Not recorded here: the page's traffic (``traffic``) records the app's side of the
+        # exchange once, as the app saw it; the kernel records the server's side.
         with self._lock:
             app = self._apps.get(app_id)
             if app is None or app.closed:
@@ -323,10 +319,7 @@ class McpApps:
                 }
             )
             return
-        self.record(
-            app_id, "from_app", method, {"id": request_id, "method": method, "params": params}
-        )
-        app.server.app_request(app, request_id, method, params)
+        app.server.app_request(app, request_id, method, params)  # recorded by the page
 
     def traffic(self, app_id: str, items: list[Any]) -> None:
         """The app's JSON-RPC traffic as the page saw it: each item recorded (bounded)."""

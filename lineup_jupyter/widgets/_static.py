@@ -136,7 +136,7 @@ def apps_static(center: AppCenter) -> tuple[str, str]:
 
 def inspector_static(host: Host) -> tuple[str, str]:
     history = host.history
-    refused = sum(1 for record in history if record.kind != "envelope")
+    refused = sum(1 for record in history if record.kind in ("refused", "handler_error"))
     head = (
         f"lineup inspector · conversation {host.conversation_id} · "
         f"{_plural(len(history), 'message')}, {refused} refused or failed"
