@@ -158,7 +158,8 @@ EXPECTED: dict[str, list[str]] = {
         "refresh answered: {'city': 'Oslo', 'temperature': 22}",
         "forecast_text refused: -32000 unsupported",  # C3
         "model context: The user is looking at Oslo.",
-        "from_app     mcp.tools/call",  # the inspector's MCP rows
+        # The inspector's MCP rows: the kernel's side of a call (the app's side is the page's
+        # to record, and this run has no page).
         "to_server    mcp.tools/call",
         "app.calls: ['mcp.weather-app.refresh_weather', 'mcp.weather-app.forecast_text']",
         "surface state after the click: {'city': 'Oslo', 'temperature': 22}",
