@@ -380,8 +380,9 @@ export function surfaceBridge(config, merge, guard, reportCsp) {
  * @param {{ srcdoc: string, title: string, allow: string, namespace: string, perSecond: number,
  *   maxChars: number }} config
  * @param {typeof exceeds} larger
+ * @param {typeof cspReports} reportCsp
  */
-export function shellRelay(config, larger) {
+export function shellRelay(config, larger, reportCsp) {
   // A flood is cut here, before it costs the notebook page anything: at most `perSecond`
   // messages go up (bursts of twice that); the page hears once a second how many were dropped.
   let tokens = 2 * config.perSecond;
@@ -392,17 +393,7 @@ export function shellRelay(config, larger) {
     dropped = 0;
   }, 1000);
   // The shell's own CSP is what blocks a surface navigating itself: report those blocks too.
-  document.addEventListener("securitypolicyviolation", (event) => {
-    parent.postMessage(
-      {
-        namespace: config.namespace,
-        type: "csp",
-        directive: String(event.effectiveDirective).slice(0, 64),
-        blocked: String(event.blockedURI).slice(0, 200),
-      },
-      "*",
-    );
-  });
+  reportCsp({ namespace: config.namespace });
   const frame = document.createElement("iframe");
   frame.setAttribute("sandbox", "allow-scripts");
   frame.setAttribute("allow", config.allow);

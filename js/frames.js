@@ -10,6 +10,19 @@ import { cspHash } from "./sha256.js";
 export const SANDBOX = "allow-scripts";
 
 /**
+ * What a surface's or an MCP app's frame never gets, whatever it was granted: nested frames
+ * (a frame's navigation, a fresh realm), workers, plugins, forms, a manifest.
+ */
+export const NEVER = [
+  "frame-src 'none'",
+  "child-src 'none'",
+  "worker-src 'none'",
+  "object-src 'none'",
+  "form-action 'none'",
+  "manifest-src 'none'",
+];
+
+/**
  * S3 and more: no network, no nested frames, no workers, no forms, nothing remote. Scripts:
  * only the one script whose hash is `scriptHash` (the host's guard and bridge, then the
  * bundle's js, as one text): no inline handler, no eval, no other <script>, in this document
@@ -26,12 +39,7 @@ export function surfaceCsp(scriptHash) {
     `script-src ${scriptHash}`,
     "font-src data:",
     "media-src data: blob:",
-    "frame-src 'none'",
-    "child-src 'none'",
-    "worker-src 'none'",
-    "object-src 'none'",
-    "form-action 'none'",
-    "manifest-src 'none'",
+    ...NEVER,
   ].join("; ");
 }
 
@@ -183,7 +191,7 @@ export function shellAround(child, perSecond, csp) {
       perSecond,
       maxChars: MAX_MESSAGE_CHARS,
     },
-    [exceeds],
+    [exceeds, cspReports],
   );
   return (
     `<meta http-equiv="Content-Security-Policy" content="${escapeAttribute(csp(cspHash(relay)))}">` +

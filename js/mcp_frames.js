@@ -16,7 +16,7 @@
 // policy, so a grant must be in both) and frame-src 'none', which stops the app navigating.
 
 import { cspReports, realmGuard } from "./bridge.js";
-import { inlineCall, shellAround } from "./frames.js";
+import { inlineCall, NEVER, shellAround } from "./frames.js";
 import { SURFACE_NAMESPACE } from "./protocol.generated.js";
 import { cspHash } from "./sha256.js";
 
@@ -83,12 +83,7 @@ export function mcpCsp(sources, hashes) {
     `font-src ${join(["data:", resources])}`,
     `media-src ${join(["data: blob:", resources])}`,
     `connect-src ${sources.connectDomains.length ? sources.connectDomains.join(" ") : "'none'"}`,
-    "frame-src 'none'",
-    "child-src 'none'",
-    "worker-src 'none'",
-    "object-src 'none'",
-    "form-action 'none'",
-    "manifest-src 'none'",
+    ...NEVER,
   ].join("; ");
 }
 
