@@ -37,6 +37,8 @@ import { pageMcpTheme } from "./theme.js";
 
 /** How long a card waits for the app's answer to ui/resource-teardown before it goes. */
 export const TEARDOWN_MS = 1000;
+/** How long the card waits for the shell to say whether the user just clicked in the app. */
+export const GESTURE_PROBE_MS = 1000;
 
 /** What the guard keeps an app from doing itself (bridge.js realmGuard's `blocked` kinds). */
 export const APP_BLOCKED = /** @type {Record<string, string>} */ ({
@@ -59,6 +61,8 @@ export class McpCards {
     this.signal = signal;
     /** @type {Map<string, AppCard>} */
     this.cards = new Map();
+    /** @type {Map<string, { frame: Frame, resolve: (user: boolean) => void }>} by nonce */
+    this.probes = new Map();
     /** @type {Map<Window, Frame>} the shell window -> its frame (S4: the sender decides) */
     this.bySource = new Map();
     /** @type {Set<Frame>} every frame alive, the closing ones too (their answers still route) */
@@ -273,6 +277,55 @@ export class McpCards {
     node.textContent = clip(visible(text, { multiline: true }), NOTE_CHARS).shown;
   }
 
+  /**
+   * An app's ui/request-display-mode. Full screen covers the notebook, so it is the user's:
+   * granted only when the user has just clicked in the app (its shell, asked with a nonce,
+   * has the user activation a click in the app gives its ancestors, and the pointer is over
+   * the app; an app's script can give neither). Asked without, the app stays as it is and
+   * the card says why (docs/mcp-apps.md).
+   * @param {AppCard} app @param {Frame} frame @param {"inline" | "fullscreen"} mode
+   * @returns {Promise<"inline" | "fullscreen">}
+   */
+  async requestMode(app, frame, mode) {
+    if (mode !== "fullscreen" || app.mode === "fullscreen") return this.setMode(app, mode);
+    if (await this.userClicked(frame)) return this.setMode(app, "fullscreen");
+    this.sendInOrder({
+      kind: "mcp_refused",
+      app_id: app.spec.app_id,
+      code: "no_user_gesture",
+      message: "full screen asked for without a click in the app: it stays inline (a button in the app can ask)",
+    });
+    return app.mode;
+  }
+
+  /** Whether the user has just clicked in the frame's app (its shell answers). @param {Frame} frame */
+  userClicked(frame) {
+    return new Promise((resolve) => {
+      const nonce = Array.from(crypto.getRandomValues(new Uint32Array(4)), (n) => n.toString(36)).join("");
+      const settle = (/** @type {boolean} */ user) => {
+        clearTimeout(timer);
+        this.probes.delete(nonce);
+        resolve(user);
+      };
+      const timer = setTimeout(() => settle(false), GESTURE_PROBE_MS);
+      frame.stop.signal.addEventListener("abort", () => settle(false), { once: true });
+      this.probes.set(nonce, { frame, resolve: settle });
+      frame.shell.contentWindow?.postMessage({ namespace: SURFACE_NAMESPACE, type: "focus_probe", nonce }, "*");
+    });
+  }
+
+  /**
+   * The shell's answer to `userClicked`; false when it is not one (then it is the focus
+   * guard's, or a forgery the app made without the nonce).
+   * @param {Frame} frame @param {unknown} nonce @param {boolean} user
+   */
+  probeAnswer(frame, nonce, user) {
+    const probe = typeof nonce === "string" ? this.probes.get(nonce) : undefined;
+    if (!probe || probe.frame !== frame) return false;
+    probe.resolve(user);
+    return true;
+  }
+
   /** @param {AppCard} app @param {"inline" | "fullscreen"} mode @returns {"inline" | "fullscreen"} */
   setMode(app, mode) {
     if (app.mode === mode) return mode;
@@ -350,7 +403,7 @@ export class McpCards {
           const next = frame.size.next(height);
           if (next !== null && app.mode === "inline") shell.style.height = `${next}px`;
         },
-        displayMode: (mode) => this.setMode(app, mode),
+        displayMode: (mode) => this.requestMode(app, frame, mode),
         initialized: () => {
           frame.ready = true;
         },

@@ -52,7 +52,7 @@ export const LIMITS = Object.freeze({
  *   refused(code: string, message: string, path?: string): void,
  *   context(): Record<string, unknown>,
  *   size?(height: number, width: number | undefined): void,
- *   displayMode?(mode: DisplayMode): DisplayMode,
+ *   displayMode?(mode: DisplayMode): DisplayMode | Promise<DisplayMode>,
  *   initialized?(): void,
  *   teardownRequested?(): void,
  *   log?(params: Record<string, unknown>): void,
@@ -200,7 +200,11 @@ export class McpHost {
       return;
     }
     if (method === "ui/request-display-mode") {
-      this.answer(id, { mode: this.displayMode(params.mode) });
+      void this.displayMode(params.mode).then((mode) => {
+        if (this.phase === "closed") return;
+        this.answer(id, { mode });
+        this.contextChanged(); // after the answer
+      });
       return;
     }
     if (!KERNEL_METHODS.has(method)) {
@@ -372,13 +376,11 @@ export class McpHost {
 
   // ---- helpers --------------------------------------------------------------------
 
-  /** @param {unknown} mode @returns {DisplayMode} */
-  displayMode(mode) {
+  /** The mode the host sets (it may ask the user's side first). @param {unknown} mode @returns {Promise<DisplayMode>} */
+  async displayMode(mode) {
     const current = /** @type {DisplayMode} */ (this.ports.context().displayMode ?? "inline");
     if (!DISPLAY_MODES.includes(/** @type {any} */ (mode)) || !this.ports.displayMode) return current;
-    const set = this.ports.displayMode(/** @type {DisplayMode} */ (mode));
-    queueMicrotask(() => this.contextChanged()); // after the answer
-    return set;
+    return this.ports.displayMode(/** @type {DisplayMode} */ (mode));
   }
 
   /** @param {object} message */

@@ -210,7 +210,11 @@ function render({ model, el, signal }) {
     const frame = mcp.frameOf(event.source);
     if (!frame) return; // not one of our frames: not ours to read
     const message = event.data;
-    if (message?.type === "focus_answer" && focus?.answer(frame.shell, message.nonce, message.user === true)) return;
+    if (message?.type === "focus_answer") {
+      // The focus guard's probe, or the card's (full screen needs the user's click).
+      if (focus?.answer(frame.shell, message.nonce, message.user === true)) return;
+      if (mcp.probeAnswer(frame, message.nonce, message.user === true)) return;
+    }
     if (focus) focus.gate(frame.shell, () => mcp.handle(frame, message));
     else mcp.handle(frame, message);
   }

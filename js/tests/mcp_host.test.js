@@ -40,7 +40,8 @@ async function until(check) {
 
 /**
  * A host wired to a fake kernel and card, and the transport an App connects with.
- * @param {{ kernel?: (method: string, params: any) => any, limits?: object, now?: () => number }} [options]
+ * @param {{ kernel?: (method: string, params: any) => any, limits?: object, now?: () => number,
+ *   displayMode?: (mode: "inline" | "fullscreen") => Promise<"inline" | "fullscreen"> }} [options]
  */
 function setup(options = {}) {
   const seen = {
@@ -89,10 +90,12 @@ function setup(options = {}) {
       refused: (code, message, path) => seen.refused.push({ code, message, path }),
       context: () => structuredClone(context),
       size: (height) => seen.sizes.push(height),
-      displayMode: (mode) => {
-        context.displayMode = mode;
-        return mode;
-      },
+      displayMode:
+        options.displayMode ??
+        ((mode) => {
+          context.displayMode = mode;
+          return mode;
+        }),
       initialized: () => {
         seen.initialized += 1;
       },
@@ -239,6 +242,35 @@ test("ui/request-display-mode: inline and fullscreen are set and answered; pip g
   assert.deepEqual(heard[0], { displayMode: "fullscreen" });
   assert.deepEqual(await app.requestDisplayMode({ mode: "pip" }), { mode: "fullscreen" });
   assert.deepEqual(await app.requestDisplayMode({ mode: "inline" }), { mode: "inline" });
+});
+
+test("ui/request-display-mode: the card may decide later (it asks the shell for the user's click) and may say no", async () => {
+  /** @type {Array<(mode: "inline" | "fullscreen") => void>} */
+  const asked = [];
+  const { app, host } = await connected({
+    displayMode: () => new Promise((resolve) => asked.push(resolve)),
+  });
+  /** @type {any[]} */
+  const heard = [];
+  app.onhostcontextchanged = (params) => heard.push(params);
+  const answer = app.requestDisplayMode({ mode: "fullscreen" });
+  await until(() => asked.length === 1);
+  asked[0]("inline"); // no click in the app: the mode in force
+  assert.deepEqual(await answer, { mode: "inline" });
+  assert.deepEqual(heard, []); // nothing changed, nothing to hear
+  // Closed while the card decides: no answer is sent to a frame that is going.
+  const late = app.requestDisplayMode({ mode: "fullscreen" });
+  await until(() => asked.length === 2);
+  host.close();
+  asked[1]("fullscreen");
+  const outcome = await Promise.race([
+    late.then(
+      () => "answered",
+      () => "rejected",
+    ),
+    new Promise((resolve) => setTimeout(() => resolve("none"), 50)),
+  ]);
+  assert.notEqual(outcome, "answered");
 });
 
 test("ui/resource-teardown: the app's onteardown runs before the host closes", async () => {

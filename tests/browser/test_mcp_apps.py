@@ -314,6 +314,10 @@ def test_a_hostile_app_is_contained_and_reported(
     expect(line(page, "early")).to_have_text("early error -32600")
     expect(line(page, "secret")).to_have_text("secret error -32000")
     expect(line(page, "nope")).to_have_text("nope error -32602")
+    # Full screen without the user's click: answered with the mode in force, and the card
+    # stays in the notebook (control: test_display_modes_and_the_theme clicks, and it goes).
+    expect(line(page, "full")).to_have_text('full {"mode":"inline"}')
+    expect(card(page)).not_to_have_attribute("data-mode", "fullscreen")
     expect(line(page, "fetch canary")).to_contain_text("fetch canary blocked")
     expect(line(page, "fetch egress")).to_contain_text("fetch egress blocked")
     expect(line(page, "rtc top")).to_contain_text("rtc top blocked")
@@ -326,13 +330,27 @@ def test_a_hostile_app_is_contained_and_reported(
     height = card(page).locator("iframe.lineup-shell").evaluate("e => e.offsetHeight")
     assert height <= 800
     notes = card(page).locator(".lineup-mcp-note")
-    for code in ("not_initialized", "forged_id", "malformed", "too_large", "flood"):
+    for code in (
+        "not_initialized",
+        "forged_id",
+        "malformed",
+        "too_large",
+        "flood",
+        "no_user_gesture",
+    ):
         expect(notes.filter(has_text=f"refused ({code})").first).to_be_visible()
     refused = kernel_json(
         notebook, "sorted({r.error['code'] for r in host.history.select(type='mcp.refused')})"
     )
     assert isinstance(refused, list)
-    assert {"not_initialized", "forged_id", "malformed", "too_large", "flood"} <= set(refused)
+    assert {
+        "not_initialized",
+        "forged_id",
+        "malformed",
+        "too_large",
+        "flood",
+        "no_user_gesture",
+    } <= set(refused)
     # The model-only tool never reached the server.
     sent = kernel_json(
         notebook,

@@ -163,6 +163,8 @@ HOSTILE_SCRIPT = """
     log(`secret ${secret.error ? "error " + secret.error.code : "result " + JSON.stringify(secret.result)}`);
     const nope = await ask(3, "tools/call", { name: "no_such_tool", arguments: {} });
     log(`nope ${nope.error ? "error " + nope.error.code : "result"}`);
+    const full = await ask(4, "ui/request-display-mode", { mode: "fullscreen" });  // no click
+    log(`full ${JSON.stringify(full.result)}`);
     for (const [name, origin] of [["canary", CANARY], ["egress", EGRESS]]) {
       try {
         await fetch(`${origin}/egress`, { mode: "no-cors" });
