@@ -330,27 +330,14 @@ def test_a_hostile_app_is_contained_and_reported(
     height = card(page).locator("iframe.lineup-shell").evaluate("e => e.offsetHeight")
     assert height <= 800
     notes = card(page).locator(".lineup-mcp-note")
-    for code in (
-        "not_initialized",
-        "forged_id",
-        "malformed",
-        "too_large",
-        "flood",
-        "no_user_gesture",
-    ):
+    codes = {"not_initialized", "forged_id", "malformed", "too_large", "flood", "no_user_gesture"}
+    for code in sorted(codes):
         expect(notes.filter(has_text=f"refused ({code})").first).to_be_visible()
     refused = kernel_json(
         notebook, "sorted({r.error['code'] for r in host.history.select(type='mcp.refused')})"
     )
     assert isinstance(refused, list)
-    assert {
-        "not_initialized",
-        "forged_id",
-        "malformed",
-        "too_large",
-        "flood",
-        "no_user_gesture",
-    } <= set(refused)
+    assert codes <= set(refused)
     # The model-only tool never reached the server.
     sent = kernel_json(
         notebook,
