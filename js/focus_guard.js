@@ -26,9 +26,11 @@
 // handler or a microtask the page's activeElement changes, but the keys still go to the
 // frame).
 
+import { SURFACE_NAMESPACE } from "./protocol.generated.js";
+
 /**
  * @typedef {{ shells(): Iterable<HTMLIFrameElement>,
- *   probe(shell: HTMLIFrameElement, nonce: string): void,
+ *   probe(shell: HTMLIFrameElement): string,
  *   stolen(shell: HTMLIFrameElement): void, signal?: AbortSignal, probeTimeoutMs?: number,
  *   pollMs?: number }} FocusGuardOptions
  * @typedef {{ held: Array<() => void>, timer: ReturnType<typeof setTimeout>, nonce: string }} Pending
@@ -40,6 +42,19 @@ export const TAB_MS = 300;
 export const PROBE_TIMEOUT_MS = 1000;
 /** Focus moving from one surface to another gives the page no event: it looks this often. */
 export const POLL_MS = 100;
+
+/**
+ * Ask a shell whether the user is in its frame now: the pointer over it and the user
+ * activation of a click in it (bridge.js shellRelay answers `focus_answer` with the nonce).
+ * The answer must carry the nonce: the shell relays its surface's or app's messages too, and
+ * they never see the probe, so they cannot answer for the shell. Returns the nonce.
+ * @param {HTMLIFrameElement} shell
+ */
+export function probeShell(shell) {
+  const nonce = Array.from(crypto.getRandomValues(new Uint32Array(4)), (n) => n.toString(36)).join("");
+  shell.contentWindow?.postMessage({ namespace: SURFACE_NAMESPACE, type: "focus_probe", nonce }, "*");
+  return nonce;
+}
 
 /**
  * Guard the page's focus against the shells this view owns. Returns `answer` (the shell's
@@ -73,12 +88,8 @@ export function guardFocus(options) {
       admitted = active;
       return;
     }
-    // The answer must carry this: the shell relays its surface's messages too, and the surface
-    // never sees the probe, so it cannot answer for the shell.
-    const nonce = Array.from(crypto.getRandomValues(new Uint32Array(4)), (n) => n.toString(36)).join("");
     const timer = setTimeout(() => settle(active, false), timeoutMs);
-    pending.set(active, { held: [], timer, nonce });
-    options.probe(active, nonce);
+    pending.set(active, { held: [], timer, nonce: options.probe(active) });
   }
 
   /** Did the page's last Tab lead here? @param {HTMLIFrameElement} shell */

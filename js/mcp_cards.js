@@ -8,6 +8,7 @@
 // view's AbortSignal.
 
 import { button, element, STYLED } from "./dom.js";
+import { PROBE_TIMEOUT_MS, probeShell } from "./focus_guard.js";
 import { SANDBOX } from "./frames.js";
 import { clip, visible } from "./honest_text.js";
 import { appHeading, grantCard, NOTE_CHARS, NOTES_SHOWN, noteLine } from "./mcp_card_parts.js";
@@ -37,8 +38,6 @@ import { pageMcpTheme } from "./theme.js";
 
 /** How long a card waits for the app's answer to ui/resource-teardown before it goes. */
 export const TEARDOWN_MS = 1000;
-/** How long the card waits for the shell to say whether the user just clicked in the app. */
-export const GESTURE_PROBE_MS = 1000;
 
 /** What the guard keeps an app from doing itself (bridge.js realmGuard's `blocked` kinds). */
 export const APP_BLOCKED = /** @type {Record<string, string>} */ ({
@@ -301,16 +300,15 @@ export class McpCards {
   /** Whether the user has just clicked in the frame's app (its shell answers). @param {Frame} frame */
   userClicked(frame) {
     return new Promise((resolve) => {
-      const nonce = Array.from(crypto.getRandomValues(new Uint32Array(4)), (n) => n.toString(36)).join("");
+      const nonce = probeShell(frame.shell);
       const settle = (/** @type {boolean} */ user) => {
         clearTimeout(timer);
         this.probes.delete(nonce);
         resolve(user);
       };
-      const timer = setTimeout(() => settle(false), GESTURE_PROBE_MS);
+      const timer = setTimeout(() => settle(false), PROBE_TIMEOUT_MS);
       frame.stop.signal.addEventListener("abort", () => settle(false), { once: true });
       this.probes.set(nonce, { frame, resolve: settle });
-      frame.shell.contentWindow?.postMessage({ namespace: SURFACE_NAMESPACE, type: "focus_probe", nonce }, "*");
     });
   }
 

@@ -13,12 +13,11 @@ import { COMPONENT_STYLE, mountComponents } from "./components.js";
 import { Connection } from "./connection.js";
 import { applyOp, FeedSequence, replaceAll } from "./deltas.js";
 import { element } from "./dom.js";
-import { guardFocus } from "./focus_guard.js";
+import { guardFocus, probeShell } from "./focus_guard.js";
 import { MCP_STYLE } from "./mcp_card_parts.js";
 import { McpCards } from "./mcp_cards.js";
 import { mountProblems, PROBLEMS_STYLE } from "./problems.js";
 import { mountPrompts } from "./prompts.js";
-import { SURFACE_NAMESPACE } from "./protocol.generated.js";
 import { Relay } from "./relay.js";
 import { Surfaces } from "./surfaces.js";
 import { pageTheme, watchTheme } from "./theme.js";
@@ -177,8 +176,7 @@ function render({ model, el, signal }) {
             ...Array.from(mcp.values(), (frame) => frame.shell),
           ],
           // To the shell's window itself: a frame that has not spoken yet has no entry.source.
-          probe: (shell, nonce) =>
-            shell.contentWindow?.postMessage({ namespace: SURFACE_NAMESPACE, type: "focus_probe", nonce }, "*"),
+          probe: probeShell,
           stolen: (shell) => {
             const entry = surfaces.byShell(shell);
             if (entry) surfaces.stopStolen(entry, componentList);
