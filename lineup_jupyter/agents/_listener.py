@@ -42,7 +42,7 @@ from websockets.http11 import Request, Response
 from ..protocol import rules
 from ..protocol._errors import UsageError
 from ..protocol._validate import readable_id
-from ..runtime._threads import HostThread, Worker
+from ..runtime._threads import HostThread, LoopThread, Worker
 from ._remote import RemoteAgent, SessionHost
 from ._transport import OUTBOX_CHARS, Sink
 from ._websocket import BINARY, CLOSE_TIMEOUT, OPEN_TIMEOUT, binary_frame, why_closed
@@ -90,22 +90,18 @@ class WebSocketListener:
                 f"[lineup] cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}"
             ) from None
         self.port: int = listening.getsockname()[1]
-        self._loop = asyncio.new_event_loop()
-        self._loop.set_exception_handler(self._loop_error)
+        self._io = LoopThread("lineup ws listener")
+        self._io.loop.set_exception_handler(self._loop_error)
         self._listening = listening
         self._server: Server | None = None
-        self._failed: BaseException | None = None
-        started = threading.Event()
-        self._thread = threading.Thread(
-            target=self._run, args=(started,), name="lineup ws listener", daemon=True
-        )
-        self._thread.start()
-        started.wait()
-        if self._failed is not None:
+        try:
+            self._io.submit(self._start()).result()
+        except Exception as exc:
+            self._io.stop()
             listening.close()
             if self._worker is not None:
                 self._worker.stop()
-            raise UsageError(f"[lineup] cannot listen on 127.0.0.1:{port}: {self._failed}")
+            raise UsageError(f"[lineup] cannot listen on 127.0.0.1:{port}: {exc}") from None
 
     @property
     def url(self) -> str:
@@ -127,13 +123,11 @@ class WebSocketListener:
             agents = list(self._agents.values())
         for agent in agents:  # first: a closed agent hands nothing more to the host
             agent.close()
-        if self._loop.is_running():
-            stopping = asyncio.run_coroutine_threadsafe(self._stop(), self._loop)
+        if self._io.loop.is_running():
             with contextlib.suppress(Exception):
-                stopping.result(STOP_TIMEOUT + 1)
-            with contextlib.suppress(RuntimeError):
-                self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(2.0)
+                self._io.submit(self._stop()).result(STOP_TIMEOUT + 1)
+        self._io.stop()
+        self._io.join(2.0)
         if self._worker is not None:
             self._worker.stop()
 
@@ -147,23 +141,6 @@ class WebSocketListener:
         return f"WebSocketListener(url={self.url!r}, agents={len(self.agents)})"
 
     # ---- the I/O thread ------------------------------------------------------------------
-
-    def _run(self, started: threading.Event) -> None:
-        loop = self._loop
-        asyncio.set_event_loop(loop)
-        try:
-            loop.run_until_complete(self._start())
-        except Exception as exc:  # reported by __init__
-            self._failed = exc
-        started.set()
-        try:
-            if self._failed is None:
-                loop.run_forever()
-        finally:
-            started.set()
-            with contextlib.suppress(Exception):
-                loop.run_until_complete(loop.shutdown_asyncgens())
-            loop.close()
 
     async def _start(self) -> None:
         self._server = await serve(

@@ -103,8 +103,9 @@ class Worker:
 class LoopThread:
     """An asyncio loop of its own on one daemon thread: for I/O that must never run on the
     kernel's loop (an MCP server's session: a hung server then stalls this thread, never the
-    kernel). ``submit`` hands it a coroutine from any thread; the caller waits on the
-    returned future with a deadline, or adds a callback."""
+    kernel; the listener's sockets: a slow agent never holds the kernel). ``submit`` hands it
+    a coroutine from any thread; the caller waits on the returned future with a deadline, or
+    adds a callback."""
 
     def __init__(self, name: str) -> None:
         self.loop = asyncio.new_event_loop()
@@ -113,6 +114,7 @@ class LoopThread:
 
     def _run(self) -> None:
         loop = self.loop
+        asyncio.set_event_loop(loop)  # for libraries that look the loop up on this thread
         try:
             loop.run_forever()
             # Stopped: what still runs is cancelled and let finish, then the loop closes.
@@ -137,6 +139,10 @@ class LoopThread:
         """Stop the loop once what it runs now yields; the thread then ends."""
         with contextlib.suppress(RuntimeError):  # closed already
             self.loop.call_soon_threadsafe(self.loop.stop)
+
+    def join(self, timeout: float) -> None:
+        """Wait at most ``timeout`` seconds for the thread to end (after ``stop``)."""
+        self._thread.join(timeout)
 
 
 class HostThread:
