@@ -6,7 +6,7 @@
 // large, a flood.
 
 import assert from "node:assert/strict";
-import { test } from "node:test";
+import { afterEach, test } from "node:test";
 
 import {
   App,
@@ -115,10 +115,22 @@ function setup(options = {}) {
   return { host, transport, seen, context, controller };
 }
 
+/**
+ * The SDK Apps a test connected. Each is closed after its test: an App keeps a 60 s timer for
+ * every request still unanswered (a test whose host was closed mid-request leaves one), and a
+ * live timer keeps `node --test` running long after the last test passed.
+ * @type {App[]}
+ */
+const apps = [];
+afterEach(async () => {
+  await Promise.all(apps.splice(0).map((app) => app.close()));
+});
+
 /** An App of the official SDK, connected to a fresh host. @param {Parameters<typeof setup>[0]} [options] */
 async function connected(options) {
   const wired = setup(options);
   const app = new App({ name: "test-app", version: "1.0.0" }, {}, { autoResize: false });
+  apps.push(app);
   await app.connect(wired.transport);
   await until(() => wired.host.initialized);
   return { app, ...wired };
@@ -158,6 +170,7 @@ test("tool-input, tool-input-partial, tool-result, tool-cancelled: kept until in
   host.notify("ui/notifications/tool-result", { content: [{ type: "text", text: "18 C" }] });
   assert.equal(seen.toApp.length, 0, "nothing reaches an app before it is initialized");
   const app = new App({ name: "test-app", version: "1.0.0" }, {}, { autoResize: false });
+  apps.push(app);
   /** @type {Array<[string, any]>} */
   const got = [];
   app.ontoolinputpartial = (params) => got.push(["partial", params]);
