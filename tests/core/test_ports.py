@@ -23,8 +23,8 @@ from lineup_jupyter.core._surfaces import Surfaces, SurfacesView
 from lineup_jupyter.protocol import AppCall, Limits
 from lineup_jupyter.runtime._problems import Problems
 
-from ..conftest import AGENT, CONVERSATION
 from ..capabilities.test_broker import call
+from ..conftest import AGENT, CONVERSATION
 
 PACKAGE = Path(lineup_jupyter.__file__).parent
 # Below the Host (issue 17): they get what they need of it through _ports, never the class
