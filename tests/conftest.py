@@ -8,14 +8,26 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 from lineup_jupyter import Host
+
+pytest_plugins = ["tests.leaks"]
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ENVELOPES = FIXTURES / "envelopes"
 EXPECTED: dict[str, dict[str, str]] = json.loads((ENVELOPES / "expected.json").read_text())
 CONVERSATION = "conv_01"
 AGENT = "agent_hermes_main"
+
+# ./dev quick loads this profile (--hypothesis-profile=quick): property tests run a tenth of the
+# examples they run in the whole suite, so the quick tier stays quick and still runs every test.
+settings.register_profile("quick", max_examples=10)
+
+
+def examples(full: int) -> int:
+    """A property test's example count: ``full`` in the whole suite, a tenth in ./dev quick."""
+    return max(1, full * settings().max_examples // settings.get_profile("default").max_examples)
 
 
 def golden(name: str) -> dict[str, Any]:

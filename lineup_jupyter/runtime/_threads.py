@@ -26,9 +26,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
 import logging
 import queue
 import threading
+import time
 from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import Future
 from typing import Any, Protocol, TypeVar
@@ -51,7 +53,7 @@ __all__ = [
 logger = logging.getLogger("lineup_jupyter")
 
 T = TypeVar("T")
-_LONGEST_WAIT = 86_400.0  # seconds a thread timer waits at most (see call_later)
+_LONGEST_WAIT = 86_400.0  # seconds a timer waits at most (see call_later)
 
 
 def running_loop() -> asyncio.AbstractEventLoop | None:
@@ -202,26 +204,100 @@ def call_soon_on(loop: asyncio.AbstractEventLoop, work: Callable[..., Any], *arg
 
 
 class Timer(Protocol):
-    """What ``call_later`` returns: an asyncio TimerHandle or a threading.Timer."""
+    """What ``call_later`` returns: an asyncio TimerHandle or a timer of the timers' thread."""
 
     def cancel(self) -> None: ...
 
 
+class _ThreadTimer:
+    """One deadline on the timers' thread; ``cancel()`` drops its work at once, so what the
+    work holds (a host, its broker) is not kept alive until the deadline."""
+
+    __slots__ = ("job", "owner", "when")
+
+    def __init__(self, owner: _Timers, when: float, job: Callable[[], None]) -> None:
+        self.owner = owner
+        self.when = when
+        self.job: Callable[[], None] | None = job
+
+    def __lt__(self, other: _ThreadTimer) -> bool:
+        return self.when < other.when
+
+    def cancel(self) -> None:
+        self.owner.cancel(self)
+
+
+class _Timers:
+    """Every timer of a program with no loop here (a script, a test, a subshell handler), on
+    one daemon thread ``lineup-timers`` started on first use: a heap of deadlines, so a thousand
+    waiting calls cost a thousand entries, not a thousand threads. The work runs on that thread,
+    one timer at a time, outside the heap's lock."""
+
+    def __init__(self) -> None:
+        self._heap: list[_ThreadTimer] = []
+        self._cancelled = 0  # entries of the heap whose work was dropped
+        self._changed = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def add(self, delay: float, job: Callable[[], None]) -> _ThreadTimer:
+        timer = _ThreadTimer(self, time.monotonic() + delay, job)
+        with self._changed:
+            heapq.heappush(self._heap, timer)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="lineup-timers", daemon=True)
+                self._thread.start()
+            self._changed.notify()
+        return timer
+
+    def cancel(self, timer: _ThreadTimer) -> None:
+        with self._changed:
+            if timer.job is None:
+                return
+            timer.job = None
+            self._cancelled += 1
+            if self._cancelled * 2 > len(self._heap) > 64:
+                # A cancelled timer would wait in the heap for its deadline (up to a day):
+                # past half, drop them all at once, so the heap stays the size of what is
+                # pending, at a cost shared by the cancels that made it necessary.
+                self._heap = [t for t in self._heap if t.job is not None]
+                heapq.heapify(self._heap)
+                self._cancelled = 0
+
+    def _run(self) -> None:
+        while True:
+            with self._changed:
+                while True:
+                    while self._heap and self._heap[0].job is None:
+                        heapq.heappop(self._heap)
+                        self._cancelled -= 1
+                    if not self._heap:
+                        self._changed.wait()
+                        continue
+                    wait = self._heap[0].when - time.monotonic()
+                    if wait <= 0:
+                        due = heapq.heappop(self._heap)
+                        job, due.job = due.job, None
+                        break
+                    self._changed.wait(wait)
+            if job is not None:
+                job()  # reported: it never raises (_reported)
+
+
+_timers = _Timers()
+
+
 def call_later(delay: float, work: Callable[..., Any], *args: Any, what: str) -> Timer:
     """Run ``work(*args)`` after ``delay`` seconds: a timer of the loop running here (in a
-    kernel: no thread, and it runs on the kernel's thread), else a daemon thread's timer (a
-    script, a test, a handler on a subshell thread). ``cancel()`` stops it. ``delay`` is
-    capped at a day: a thread cannot wait for a date in the year 9999, so a caller that needs
-    longer looks again when this fires."""
+    kernel: no thread, and it runs on the kernel's thread), else a timer of the one timers'
+    thread (a script, a test, a handler on a subshell thread). ``cancel()`` stops it. ``delay``
+    is capped at a day: a caller that needs longer looks again when this fires (a date in the
+    year 9999 is no deadline to sleep towards)."""
     delay = min(max(0.0, delay), _LONGEST_WAIT)
     job = _reported(work, what, *args)
     loop = running_loop()
     if loop is not None:
         return loop.call_later(delay, job)
-    timer = threading.Timer(delay, job)
-    timer.daemon = True
-    timer.start()
-    return timer
+    return _timers.add(delay, job)
 
 
 class Pacer:

@@ -10,10 +10,11 @@ import hashlib
 import http.server
 import io
 import json
-import multiprocessing
 import os
 import socket
 import sqlite3
+import subprocess
+import sys
 import tarfile
 import threading
 import zipfile
@@ -32,6 +33,8 @@ from lineup_jupyter.protocol import bundle_integrity
 from lineup_jupyter.protocol._integrity import bundle_bytes, parse_bundle_bytes
 
 from ..conftest import AGENT, CONVERSATION, Recorder, envelope
+
+REPO = Path(__file__).resolve().parents[2]
 
 APP = "com.example.notes"
 
@@ -488,7 +491,8 @@ def test_g4_the_registry_persists_across_kernels(tmp_path: Path, app_dir: Path) 
     assert [(a.id, a.enabled) for a in again.apps.list()] == [(APP, False)]
 
 
-def _writer(home: str, name: str, rounds: int, queue: Any) -> None:
+def writer(home: str, name: str, rounds: int) -> list[int]:
+    """One "kernel" of the test below: installs its app, toggles it, draws revisions."""
     center = AppCenter(Path(home))
     folder = write_app(Path(home).parent / name, app_id=f"com.example.{name}")
     center.install(folder)
@@ -497,24 +501,31 @@ def _writer(home: str, name: str, rounds: int, queue: Any) -> None:
         center.disable(f"com.example.{name}")
         center.enable(f"com.example.{name}")
         revisions.append(center.next_revision())
-    queue.put(revisions)
+    return revisions
+
+
+WRITER = (
+    "import json, sys; from tests.appcenter.test_apps import writer; "
+    "print(json.dumps(writer(sys.argv[1], sys.argv[2], 40)))"
+)
 
 
 def test_g4_two_kernels_writing_at_once_do_not_corrupt_the_registry(tmp_path: Path) -> None:
-    """Two processes install, toggle and draw revisions on one data dir at the same time."""
-    context = multiprocessing.get_context("spawn")
-    queue = context.Queue()
+    """Two processes install, toggle and draw revisions on one data dir at the same time.
+    (Plain processes, not multiprocessing: its resource tracker would outlive the test.)"""
     home = str(tmp_path / "home")
     AppCenter(Path(home)).close()  # the schema exists before both start
     workers = [
-        context.Process(target=_writer, args=(home, name, 40, queue)) for name in ("one", "two")
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, home, name], cwd=REPO, stdout=subprocess.PIPE
+        )
+        for name in ("one", "two")
     ]
+    revisions: list[int] = []
     for worker in workers:
-        worker.start()
-    revisions = queue.get(timeout=120) + queue.get(timeout=120)
-    for worker in workers:
-        worker.join(timeout=60)
-        assert worker.exitcode == 0
+        out, _ = worker.communicate(timeout=120)
+        assert worker.returncode == 0
+        revisions += json.loads(out)
     assert sorted(revisions) == sorted(set(revisions)) and len(revisions) == 80
     center = AppCenter(Path(home))
     assert [(a.id, a.enabled) for a in center.list()] == [

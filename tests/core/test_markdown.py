@@ -25,7 +25,7 @@ from lineup_jupyter.core import _markdown
 from lineup_jupyter.core._markdown import render_markdown
 from lineup_jupyter.protocol import rules
 
-from ..conftest import envelope
+from ..conftest import envelope, examples
 
 REPO = Path(__file__).resolve().parents[2]
 CORPORA = REPO.parent / "shared" / "corpora"
@@ -458,7 +458,7 @@ def test_H15_commonmark_spec_examples_keep_their_structure() -> None:
 # ---- never a crash (H15, issue 16) ---------------------------------------------------------
 
 FUZZ = settings(
-    max_examples=300,
+    max_examples=examples(300),
     deadline=None,
     print_blob=True,
     suppress_health_check=[HealthCheck.too_slow],

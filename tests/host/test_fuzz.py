@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from lineup_jupyter.protocol import ENVELOPE_ADAPTER
 
+from ..conftest import examples
 from ..receive_contract import (
     AGENT,
     ANSWERED_CALL,
@@ -28,7 +29,7 @@ from ..receive_contract import (
 )
 
 FUZZ = settings(
-    max_examples=400,
+    max_examples=examples(400),
     deadline=None,  # a 1 MiB message legitimately takes milliseconds
     print_blob=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],

@@ -10,8 +10,11 @@ Nothing here sleeps to wait: every test waits on an event or a future.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import threading
+import time
+import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -242,9 +245,11 @@ def test_call_later_reports_what_the_work_raises(
     work = Ran(fail=True)
     timer = kernel.run(lambda: call_later(0, work, what="the timer")) if on_loop else None
     if timer is None:
-        timer = call_later(0, work, what="the timer")
-        assert isinstance(timer, threading.Timer)
-        timer.join(WAIT)  # the thread ends once the failure is logged
+        call_later(0, work, what="the timer")
+        assert work.done.wait(WAIT)
+        deadline = time.monotonic() + WAIT  # logged on the timers' thread, after done is set
+        while not reported(caplog, "the timer") and time.monotonic() < deadline:
+            time.sleep(0.01)
     else:
         assert work.done.wait(WAIT)
         kernel.run(lambda: None)  # a later turn of the loop: the failing callback has ended
@@ -254,8 +259,38 @@ def test_call_later_reports_what_the_work_raises(
 def test_call_later_caps_a_far_delay_at_a_day() -> None:
     """An expires_at in the year 9999 must not overflow a thread's wait: it looks again."""
     timer = call_later(1e12, Ran(), what="the far timer")
-    assert isinstance(timer, threading.Timer) and timer.interval == 86_400.0
+    assert isinstance(timer, _threads._ThreadTimer)
+    assert 86_000 < timer.when - time.monotonic() <= 86_400.0
     timer.cancel()
+
+
+def test_call_later_with_no_loop_costs_one_thread_however_many_timers() -> None:
+    """A thousand waiting calls' expiry timers are a thousand heap entries on one thread, not a
+    thousand threads (control: the count of threads named for the timers is exactly one)."""
+    before = threading.active_count()
+    works = [Ran() for _ in range(1000)]
+    timers = [call_later(0.05 + n / 100_000, work, what="a timer") for n, work in enumerate(works)]
+    assert threading.active_count() <= before + 1
+    for timer in timers[::2]:
+        timer.cancel()
+    assert all(work.done.wait(WAIT) for work in works[1::2])
+    assert not any(work.done.is_set() for work in works[::2])  # cancelled: never ran
+    assert [t.name for t in threading.enumerate()].count("lineup-timers") == 1
+    assert len({thread for work in works[1::2] for thread in work.threads}) == 1
+
+
+def test_a_cancelled_timer_lets_go_of_its_work_at_once() -> None:
+    """What a cancelled timer's work holds (a host, its broker) is not kept alive for the day
+    its deadline may be away: the timer drops the work when cancelled (control: held before)."""
+    work = Ran()
+    held = weakref.ref(work)
+    timer = call_later(3_600, work, what="an hour away")
+    del work
+    gc.collect()
+    assert held() is not None  # control: the pending timer holds its work
+    timer.cancel()
+    gc.collect()
+    assert held() is None
 
 
 # ---- Pacer -----------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from lineup_jupyter.core._surfaces import merge_patch, merged_size
 from lineup_jupyter.protocol import size
 from lineup_jupyter.widgets._view_feed import common_prefix, utf16_length
 
-from ..conftest import view_sends
+from ..conftest import examples, view_sends
 
 
 @pytest.fixture
@@ -182,7 +182,7 @@ JSON_VALUES = st.recursive(
 OBJECTS = st.dictionaries(st.text(max_size=4), JSON_VALUES, max_size=6)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(target=OBJECTS, patch=OBJECTS)
 def test_h7_the_size_after_a_merge_is_counted_from_the_members_it_touches(
     target: dict[str, Any], patch: dict[str, Any]

@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 
 from lineup_jupyter import Host, ProtocolError
 
-from ..conftest import envelope, open_payload, view_sends
+from ..conftest import envelope, examples, open_payload, view_sends
 
-FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+FUZZ = settings(max_examples=examples(300), deadline=None, suppress_health_check=list(HealthCheck))
 
 NUMBERS = st.one_of(
     st.integers(),
