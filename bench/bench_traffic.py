@@ -10,7 +10,7 @@ bytes of operation #1, #100 and #1 000 and the ratio #1 000 / #1 (the baseline i
 operation of the same run): a cost that grows with the session shows as a ratio far above 1.
 It also gives the kernel's time per operation (median of ten) at #10 and #1 000 and their
 ratio: a machine's speed cancels out of it, its load does not (run it on a quiet machine).
-tests/test_traffic.py asserts the byte targets of issue 16 on the same scenarios.
+tests/host/test_traffic.py asserts the byte targets of issue 16 on the same scenarios.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 // Every golden case of tests/fixtures/surface_messages.json through the browser's validator
-// (S4, U7, U9, H2). tests/test_surface_fixtures.py runs the same cases through the kernel's
+// (S4, U7, U9, H2). tests/protocol/test_surface_fixtures.py runs the same cases through the kernel's
 // twin, so both sides give the same verdict, code, rule and path.
 
 import assert from "node:assert/strict";

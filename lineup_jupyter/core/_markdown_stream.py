@@ -3,7 +3,7 @@
 ``render_markdown`` is used as it is, a black box: the text is cut where what comes before
 can no longer change, the part before is rendered once and kept, and each extension renders
 only the part after the last cut. A cut is made only where rendering the two parts apart
-gives exactly what rendering them together gives (tests/test_markdown_stream.py checks it on
+gives exactly what rendering them together gives (tests/core/test_markdown_stream.py checks it on
 the Markdown corpus cut every few characters): at the start of a complete line, at column 0,
 after a blank line, outside a fenced code block, that cannot continue what came before (a
 list marker would continue a list, an indented line a list item, ``>`` a quote, ``<`` an HTML

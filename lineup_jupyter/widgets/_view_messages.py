@@ -59,7 +59,7 @@ def _types_of(hint: Any) -> tuple[type, ...]:
     """The Python types json gives for a field's annotation. Only annotations a type check
     holds exactly: a Literal (its values) or a number (isinstance takes True for 1) would be
     checked less than declared, so a field of either in a message a view sends raises here
-    (tests/test_view_protocol.py reads every set's checks) until this learns to check it."""
+    (tests/widgets/test_view_protocol.py reads every set's checks) until this learns to check it."""
     if hint is Any:
         return (object,)
     if hint in (str, bool, type(None)):
