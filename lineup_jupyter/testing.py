@@ -34,7 +34,8 @@ from .host import _host
 from .protocol import _errors, rules
 from .runtime._threads import running_loop as _running_loop
 
-if typing.TYPE_CHECKING:  # only the names in __all__ are public here (tests/public/test_public_api.py)
+# Only the names in __all__ are public here (tests/public/test_public_api.py).
+if typing.TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
     from typing import Any
 

@@ -9,8 +9,8 @@ are built from these definitions and nothing else:
   the fields each kind needs and the JSON types they may have;
 - each widget's dispatch table, whose keys a test holds to the kinds the widget takes;
 - js/view_protocol.js, the same messages as JSDoc typedefs for the browser, written by
-  ``python -m lineup_jupyter.widgets._view_codegen`` and kept in sync by tests/widgets/test_view_protocol.py
-  and ``./dev lint``.
+  ``python -m lineup_jupyter.widgets._view_codegen`` and kept in sync by
+  tests/widgets/test_view_protocol.py and ``./dev lint``.
 
 A new view message is a TypedDict here, added to its widget's set, with a handler in the
 widget's table; then rerun the generator (docs/architecture.md).

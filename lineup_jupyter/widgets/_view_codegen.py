@@ -1,8 +1,9 @@
 """Writes js/view_protocol.js: the view's comm messages (_view_protocol.py) as JSDoc typedefs.
 
 ``python -m lineup_jupyter.widgets._view_codegen`` rewrites it; ``--check`` only compares and
-exits 1 on drift (./dev lint runs it, tests/widgets/test_view_protocol.py too). The file is committed
-so the bundle needs no Python to build, and a reviewer sees a protocol change in the JS diff.
+exits 1 on drift (./dev lint runs it, tests/widgets/test_view_protocol.py too). The file is
+committed so the bundle needs no Python to build, and a reviewer sees a protocol change in the
+JS diff.
 """
 
 from __future__ import annotations
