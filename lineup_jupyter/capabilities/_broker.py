@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -499,6 +499,18 @@ class Broker:
             self.audit.record(**fields)
         except Exception:
             logger.exception("[lineup] the audit could not be written to %s", self.audit.path)
+
+    def fail_waiting(self, names: Collection[str], reason: str) -> None:
+        """Calls of the capabilities ``names`` still waiting for the user end ``failed``
+        with ``reason``, never run: what would run them is gone (an MCP server ended)."""
+        for call in list(self.pending.values()):
+            if call.capability.name in names:
+                self._stop_waiting(call)
+                self._answer(
+                    **self._base(call),
+                    status="failed",
+                    error=_error("failed", "C11", "$.payload.capability", reason),
+                )
 
     # ---- grants, visibility and views ------------------------------------------------
 

@@ -8,9 +8,12 @@ deadline. Whoever asks waits on a concurrent future with that deadline, or adds 
 no call ever waits longer than it said. The client advertises the MCP Apps extension
 (``io.modelcontextprotocol/ui``), so servers send their UI-enabled tools.
 
-A server that ends (its process exits, its HTTP endpoint goes) makes every request fail at
-once with "Connection closed"; the connection then ends with the reason, and for a process,
-the end of what it wrote to stderr.
+A process (stdio) runs over ``_stdio.StdioProcess``: its lines bounded and checked, its
+stderr's tail kept, and its exit (or the end of its stdout) ends the connection at once, idle
+or not, with the exit code and that tail. An HTTP server that goes makes every request fail
+at once with "Connection closed"; the connection then ends with the reason. Whatever ends
+it, ``close`` waits a bounded time for the session's cleanup, then kills the process and
+joins the loop's thread: nothing the connection started outlives it.
 """
 
 from __future__ import annotations
@@ -19,7 +22,6 @@ import asyncio
 import contextlib
 import importlib.metadata
 import os
-import tempfile
 import threading
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Future
@@ -28,6 +30,7 @@ from typing import Any, TypeVar
 
 from ..protocol._errors import UsageError
 from ..runtime._threads import LoopThread
+from ._stdio import STOP_GRACE, StdioProcess
 
 __all__ = ["INSTALL", "McpConnection", "McpFailure", "sdk"]
 
@@ -35,7 +38,10 @@ T = TypeVar("T")
 INSTALL = "pip install 'lineup-jupyter[mcp]'"
 EXTENSION = "io.modelcontextprotocol/ui"
 APP_SETTINGS = {"mimeTypes": ["text/html;profile=mcp-app"]}
-_STDERR_TAIL = 2000  # characters of a process's stderr shown when it ends
+_STDERR_SHOWN = 2000  # characters of a process's stderr's tail shown when it ends
+# What close waits for the session's own cleanup (stdin closed, SIGTERM, SIGKILL: STOP_GRACE
+# each) before it kills the process itself, and then for the loop's thread to end.
+_CLOSE_WAIT = 3 * STOP_GRACE + 1.0
 
 
 class McpFailure(Exception):
@@ -57,11 +63,20 @@ def sdk() -> Any:
 class McpConnection:
     """A live session with one MCP server; ``status`` is connecting, ready or ended."""
 
-    def __init__(self, server: Any, *, timeout: float, on_end: Callable[[str], None]) -> None:
-        self._sdk = sdk()
+    def __init__(
+        self,
+        server: Any,
+        *,
+        timeout: float,
+        on_end: Callable[[str], None],
+        on_refused: Callable[[str, str], None] = lambda message, detail: None,
+    ) -> None:
+        sdk()
         self.timeout = timeout
         self._on_end = on_end
-        self._target, self._stderr = self._transport(server)
+        self._on_refused = on_refused
+        self._process: StdioProcess | None = None
+        self._target = self._transport(server)
         self.via = _via(server)
         self.status = "connecting"
         self.problem: str | None = None
@@ -69,16 +84,17 @@ class McpConnection:
         self._client: Any = None
         self._ready = threading.Event()
         self._closing: asyncio.Event | None = None
+        self._gone: str | None = None  # why the server went, as its transport saw it
         self._user_closed = False
         self._lock = threading.Lock()
         self._loop = LoopThread("lineup-mcp")
         self._session: Future[None] = self._loop.submit(self._run())
         self._session.add_done_callback(self._session_done)
 
-    def _transport(self, server: Any) -> tuple[Any, Any]:
-        """What ``mcp.Client`` connects to: a URL (streamable HTTP), a process (stdio: its
-        stderr kept in a file, for the reason it ended), or a server object in-process."""
-        from mcp.client.stdio import StdioServerParameters, stdio_client
+    def _transport(self, server: Any) -> Any:
+        """What ``mcp.Client`` connects to: a URL (streamable HTTP), a process (stdio, over
+        ``StdioProcess``), or a server object in-process."""
+        from mcp.client.stdio import StdioServerParameters, get_default_environment
         from mcp.server import Server
         from mcp.server.mcpserver import MCPServer
 
@@ -88,18 +104,24 @@ class McpConnection:
                     f"[lineup] {server!r}: an MCP server is an http(s):// URL (streamable HTTP), "
                     "a command as a list (stdio), StdioServerParameters or a server object"
                 )
-            return server, None
+            return server
         if isinstance(server, Sequence) and not isinstance(server, (str, bytes)):
             if not server:
                 raise UsageError("[lineup] the command of an MCP server is empty")
             argv = [os.fspath(part) for part in server]
             server = StdioServerParameters(command=argv[0], args=argv[1:])
         if isinstance(server, StdioServerParameters):
-            # Closed when the connection ends (_end), not at the end of this block.
-            stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")  # noqa: SIM115
-            return stdio_client(server, errlog=stderr), stderr
+            self._process = StdioProcess(
+                server.command,
+                list(server.args),
+                env=get_default_environment() | (server.env or {}),
+                cwd=server.cwd,
+                on_gone=self._went,
+                on_refused=self._on_refused,
+            )
+            return self._process.streams()
         if isinstance(server, (Server, MCPServer)):
-            return server, None
+            return server
         raise UsageError(
             f"[lineup] cannot connect to {type(server).__name__}: an MCP server is an http(s):// "
             "URL, a command as a list, StdioServerParameters or a server object"
@@ -121,10 +143,18 @@ class McpConnection:
             info = client.server_info
             self.server_info = {} if info is None else info.model_dump(exclude_none=True)
             self._closing = asyncio.Event()
+            if self._gone is not None:  # it went during the handshake's last step
+                return
             self._client = client
             self.status = "ready"
             self._ready.set()
             await self._closing.wait()
+
+    def _went(self, reason: str) -> None:
+        """The transport saw the server go (on the loop's thread): the session ends now."""
+        self._gone = reason
+        if self._closing is not None:
+            self._closing.set()
 
     def _session_done(self, future: Future[None]) -> None:
         if future.cancelled():
@@ -149,32 +179,26 @@ class McpConnection:
             if self.status == "ended":
                 return
             self.status = "ended"
-            tail = self._stderr_tail()
+            if self._gone is not None and not self._user_closed:
+                reason = self._gone  # what the transport saw, not what a request then got
+            tail = "" if self._process is None else self._process.tail()[-_STDERR_SHOWN:]
             self.problem = reason + (f"; its stderr ends with: {tail}" if tail else "")
         self._ready.set()
-        # The session's cleanup (ending a process, closing HTTP) runs on the loop: the loop
-        # stops once it is done, and the stderr file closes then.
-        self._session.add_done_callback(lambda _: self._stop())
+        # The session's cleanup (ending the process, closing HTTP) runs on the loop, which
+        # stops once it is done (a cancelled session's future is done at once: the loop then
+        # runs the cleanup to its end before it closes, LoopThread._run).
+        self._session.add_done_callback(lambda _: self._loop.stop())
         self._session.cancel()
         self._on_end(self.problem)
 
-    def _stop(self) -> None:
-        self._loop.stop()
-        if self._stderr is not None:
-            with contextlib.suppress(OSError):
-                self._stderr.close()
-
-    def _stderr_tail(self) -> str:
-        if self._stderr is None:
-            return ""
-        try:
-            self._stderr.flush()
-            self._stderr.seek(0, os.SEEK_END)
-            size = self._stderr.tell()
-            self._stderr.seek(max(0, size - _STDERR_TAIL))
-            return str(self._stderr.read()).strip()
-        except (OSError, ValueError):
-            return ""
+    def reap(self) -> None:
+        """After ``_end``: wait (bounded) for the session's cleanup, kill the process if it
+        still runs, and wait for the loop's thread to end. Never on the loop's own thread."""
+        if self._loop.on_thread():
+            return
+        self._loop.join(_CLOSE_WAIT)
+        if self._process is not None:
+            self._process.kill()
 
     # ---- requests ------------------------------------------------------------------
 
@@ -190,10 +214,14 @@ class McpConnection:
             return result
 
         async def run() -> T:
-            try:
-                return await asyncio.wait_for(make(self._client), deadline)
-            except asyncio.TimeoutError:
-                raise McpFailure(f"the server did not answer within {deadline:g} s") from None
+            # Not asyncio.wait_for: it waits for the cancelled request to finish, and a
+            # request blocked on a server that stopped reading its stdin does not.
+            task = asyncio.ensure_future(make(self._client))
+            done, _ = await asyncio.wait({task}, timeout=deadline)
+            if not done:
+                task.cancel()
+                raise McpFailure(f"the server did not answer within {deadline:g} s")
+            return task.result()
 
         try:
             running = self._loop.submit(run())
@@ -209,9 +237,11 @@ class McpConnection:
             if error is None:
                 result.set_result(future.result())
                 return
+            if _closed(error) and self._gone is not None:
+                error = McpFailure(self._gone)  # the cause, not the SDK's "Connection closed"
             reason = error if isinstance(error, McpFailure) else McpFailure(_describe(error))
             result.set_exception(reason)
-            if _closed(error):
+            if _closed(error) or self._gone is not None:
                 self._end(f"the server closed the connection ({_describe(error)})")
 
         running.add_done_callback(done)
@@ -222,12 +252,17 @@ class McpConnection:
         """``request``, waited for here (never on the session's own thread)."""
         if self._loop.on_thread():
             raise UsageError("[lineup] an MCP request cannot wait on its own loop's thread")
+        deadline = self.timeout if timeout is None else timeout
         future = self.request(make, timeout)
         try:
-            return future.result((self.timeout if timeout is None else timeout) + 5)
+            # The request's own deadline ends it first; this one only if the loop is stuck.
+            return future.result(deadline + 1)
         except FutureTimeout:
             future.cancel()
-            raise McpFailure("no answer in time") from None
+            raise McpFailure(
+                f"the server did not answer within {deadline:g} s, and its connection's loop "
+                "did not either; the host gave up on the request"
+            ) from None
 
     def close(self) -> None:
         self._user_closed = True
@@ -236,8 +271,9 @@ class McpConnection:
             with contextlib.suppress(RuntimeError):  # the loop is closed already
                 self._loop.loop.call_soon_threadsafe(closing.set)
             with contextlib.suppress(Exception):
-                self._session.result(self.timeout)
+                self._session.result(_CLOSE_WAIT)
         self._end("closed by the user")
+        self.reap()
 
 
 def _our_version() -> str:
