@@ -28,11 +28,12 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, TypeVar
 
-from ..protocol._errors import UsageError
+from ..protocol._errors import ProtocolError, UsageError
+from ..protocol._json import loads
 from ..runtime._threads import LoopThread
 from ._stdio import STOP_GRACE, StdioProcess
 
-__all__ = ["INSTALL", "McpConnection", "McpFailure", "sdk"]
+__all__ = ["INSTALL", "McpConnection", "McpFailure", "json_of", "sdk"]
 
 T = TypeVar("T")
 INSTALL = "pip install 'lineup-jupyter[mcp]'"
@@ -169,7 +170,7 @@ class McpConnection:
     def wait_ready(self) -> None:
         """Block until the server answered its handshake, at most ``timeout`` seconds."""
         if not self._ready.wait(self.timeout):
-            self._end(f"the server did not answer within {self.timeout:g} s")
+            self._end(f"the server did not answer within {self.timeout:.3g} s")
         if self.status == "ready":
             return
         raise UsageError(f"[lineup] could not connect to the MCP server: {self.problem}")
@@ -219,8 +220,10 @@ class McpConnection:
             task = asyncio.ensure_future(make(self._client))
             done, _ = await asyncio.wait({task}, timeout=deadline)
             if not done:
+                # What it ends with later is nobody's: taken here, not logged as never read.
+                task.add_done_callback(lambda t: t.cancelled() or t.exception())
                 task.cancel()
-                raise McpFailure(f"the server did not answer within {deadline:g} s")
+                raise McpFailure(f"the server did not answer within {deadline:.3g} s")
             return task.result()
 
         try:
@@ -230,6 +233,8 @@ class McpConnection:
             return result
 
         def done(future: Future[T]) -> None:
+            if result.done():  # the caller gave up on it (cancelled): nobody to tell
+                return
             if future.cancelled():
                 result.set_exception(McpFailure("cancelled"))
                 return
@@ -260,7 +265,7 @@ class McpConnection:
         except FutureTimeout:
             future.cancel()
             raise McpFailure(
-                f"the server did not answer within {deadline:g} s, and its connection's loop "
+                f"the server did not answer within {deadline:.3g} s, and its connection's loop "
                 "did not either; the host gave up on the request"
             ) from None
 
@@ -274,6 +279,25 @@ class McpConnection:
                 self._session.result(_CLOSE_WAIT)
         self._end("closed by the user")
         self.reap()
+
+
+def json_of(model: Any, *, max_bytes: int) -> dict[str, Any]:
+    """A result the SDK parsed, as the JSON the host keeps and sends on, held to H2 (the
+    same rule as a LineUp message): a NaN, 1e999 or an integer past 2^53-1 is refused with
+    its path, never turned into null or another number on the way to the app. Over stdio
+    the line was checked already; over HTTP and in-process this is the check."""
+    from pydantic_core import to_json
+
+    text = to_json(model, by_alias=True, exclude_none=True, inf_nan_mode="constants")
+    try:
+        value = loads(text, max_bytes=max_bytes)
+    except ProtocolError as error:
+        raise McpFailure(
+            f"the server's answer was refused: {error.path}: {error.message} ({error.rule})"
+        ) from None
+    if not isinstance(value, dict):
+        raise McpFailure("the server's answer was refused: it is no JSON object")
+    return value
 
 
 def _our_version() -> str:

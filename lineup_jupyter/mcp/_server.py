@@ -36,8 +36,9 @@ from ..protocol._errors import CapabilityError, ProtocolError, UsageError
 from ..protocol._json import dumps
 from ..runtime._threads import HostThread, Worker
 from ._apps import INVALID_PARAMS, MESSAGES_KEPT, METHOD_NOT_FOUND, REFUSED, McpApp, McpApps
-from ._connection import McpConnection, McpFailure
+from ._connection import McpConnection, McpFailure, json_of
 from ._resources import MAX_HTML_BYTES, AppResource, ResourceRefused, app_resource
+from ._stdio import MAX_LINE_BYTES, MAX_TOOLS
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection
@@ -48,11 +49,11 @@ if TYPE_CHECKING:
 __all__ = ["McpHost", "McpServer", "McpTool", "fit_name"]
 
 MAX_RESULT_BYTES = 4 * 1024 * 1024  # a tool's result as JSON, at most (to the app, the history)
+_ANSWER_BYTES = 2 * MAX_LINE_BYTES  # parsed before its size is told (HTTP: not bounded before)
 TICKETS_KEPT = 256  # started calls whose result a repeat (C12) may still be answered from
 APP_CALL_SECONDS = 300.0  # an app's tools/call waits this long for the user at most (H20)
 _SEGMENT = 63  # a capability name's segment, at most (rules.CAPABILITY_NAME_PATTERN)
 _WORKER_WAIT = 5.0  # seconds close waits for its worker to finish what it was given
-MAX_TOOLS = 1000  # tools one server may list; more and it is refused (each is a capability)
 # Characters of a server's strings the host keeps and shows (sent to the view on every open)
 MAX_TITLE = 200  # a tool's title, the server's version
 MAX_DESCRIPTION = 2000  # a tool's description
@@ -188,7 +189,7 @@ class McpServer:
                 f"{MAX_TOOLS}; it was not connected"
             )
         tools = [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in listed.tools]
-        self._record("from_server", "response", {"result": {"tools": tools}})
+        self._record("from_server", "response", {"result": {"tools": _preview(tools)}})
         return tools
 
     def _declare(self, listed: list[dict[str, Any]]) -> None:
@@ -464,7 +465,12 @@ class McpServer:
                     error if isinstance(error, McpFailure) else McpFailure(str(error))
                 )
                 return
-            answer = future.result().model_dump(by_alias=True, exclude_none=True, mode="json")
+            try:  # H2, as a LineUp message: nothing changed silently on the way to the app
+                answer = json_of(future.result(), max_bytes=_ANSWER_BYTES)
+            except McpFailure as refused:
+                self._record("from_server", "response", {"error": str(refused)}, app_id)
+                result.set_exception(refused)
+                return
             answer.pop("resultType", None)
             size = len(dumps(answer))
             if size > MAX_RESULT_BYTES:  # the history, the feed and the page would hold it
@@ -749,3 +755,15 @@ def _preview_read(found: dict[str, Any]) -> dict[str, Any]:
             content = {**content, "text": text[:4096], "size": len(text)}
         contents.append(content)
     return {"result": {**found, "contents": contents}}
+
+
+def _preview(value: Any) -> Any:
+    """A listing as the history keeps it: each string cut at MAX_DESCRIPTION characters (a
+    4 MiB title is kept, and shown, as its start)."""
+    if isinstance(value, str):
+        return value if len(value) <= MAX_DESCRIPTION else value[:MAX_DESCRIPTION] + "…"
+    if isinstance(value, list):
+        return [_preview(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _preview(item) for key, item in value.items()}
+    return value

@@ -41,6 +41,7 @@ from ..protocol._json import loads
 __all__ = [
     "MAX_LINE_BYTES",
     "MAX_SERVER_REQUESTS",
+    "MAX_TOOLS",
     "STDERR_TAIL_BYTES",
     "StdioProcess",
 ]
@@ -48,6 +49,7 @@ __all__ = [
 MAX_LINE_BYTES = 8 * 1024 * 1024  # one JSON-RPC message from the server, at most
 STDERR_TAIL_BYTES = 16 * 1024  # of the server's stderr kept, for the reason it ended
 MAX_SERVER_REQUESTS = 16  # the server's requests waiting for the client at once
+MAX_TOOLS = 1000  # tools one server may list; more and it is refused (each is a capability)
 STOP_GRACE = 2.0  # seconds after stdin closes, then after SIGTERM, before the next step
 _CHUNK = 64 * 1024
 _HEAD = 256  # bytes of an over-long line kept: its "id" comes first, as the SDK writes it
@@ -164,13 +166,20 @@ class StdioProcess:
                     del self._tail[:-STDERR_TAIL_BYTES]
 
         async def write_stdin() -> None:
-            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
-                async with from_session:
-                    async for session_message in from_session:
-                        message = session_message.message
-                        if not hasattr(message, "method"):  # an answer to a server's request
-                            self._waiting.discard(getattr(message, "id", None))
+            # A stdin that broke (the process is ending) is not the end: what the server
+            # wrote before it went is still read, and its stdout's end says why it went.
+            broken = False
+            async with from_session:
+                async for session_message in from_session:
+                    message = session_message.message
+                    if not hasattr(message, "method"):  # an answer to a server's request
+                        self._waiting.discard(getattr(message, "id", None))
+                    if broken:
+                        continue
+                    try:
                         await send(message)
+                    except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+                        broken = True
 
         try:
             async with anyio.create_task_group() as tasks:
@@ -194,8 +203,17 @@ class StdioProcess:
 
         if not line.strip():
             return
+        value: Any = None  # the line parsed, once it is (its faults are in the parsed value)
         try:
             value = loads(line, max_bytes=MAX_LINE_BYTES)
+            listed = _listed_tools(value)
+            if listed > MAX_TOOLS:  # before the SDK makes a model of each one
+                raise ProtocolError(
+                    "too_large",
+                    "H44",
+                    "$.result.tools",
+                    f"it lists {listed} tools, over this host's {MAX_TOOLS}",
+                )
             message = types.jsonrpc_message_adapter.validate_python(value, by_name=False)
         except ProtocolError as error:
             reason = f"{error.path}: {error.message} ({error.rule})"
@@ -213,7 +231,12 @@ class StdioProcess:
             with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
                 await to_session.send(SessionMessage(message))
             return
-        answered = _answered_id(line)
+        if value is None:  # not I-JSON: which tools are at fault, perhaps (one more parse)
+            kept = self._without_bad_tools(line)
+            if kept is not None:  # a listing whose only faults are in some tools: those refused
+                await to_session.send(SessionMessage(kept))
+                return
+        answered = _answered_id(value if value is not None else _lenient(line))
         if answered is not None:  # an answer to one of our requests: that request fails so
             await self._refuse_answer(answered, reason, to_session)
             return
@@ -221,6 +244,43 @@ class StdioProcess:
             "the server wrote lines that are no JSON-RPC messages (counted, not logged)",
             f"the first of this run: {reason}"[:1000],
         )
+
+    def _without_bad_tools(self, line: bytes) -> Any:
+        """A tools/list answer that broke H2 only in some of its tools (a schema 200 levels
+        deep): the answer without them, each refused on record (``on_refused``); None when
+        the fault is elsewhere."""
+        import mcp_types as types
+        from pydantic import ValidationError
+
+        value = _lenient(line)
+        result = value.get("result") if isinstance(value, dict) else None
+        tools = result.get("tools") if isinstance(result, dict) else None
+        if not isinstance(result, dict) or not isinstance(tools, list) or len(tools) > MAX_TOOLS:
+            return None
+        kept = []
+        for tool in tools:
+            try:
+                loads(json.dumps(tool), max_bytes=MAX_LINE_BYTES)
+            except (ProtocolError, ValueError, RecursionError) as error:
+                name = tool.get("name") if isinstance(tool, dict) else None
+                why = (
+                    f"{error.path}: {error.message}" if isinstance(error, ProtocolError) else error
+                )
+                self._on_refused(
+                    "a tool was refused: its listing breaks H2 (the other tools stand)",
+                    f"the tool {str(name)[:100]!r}: {str(why)[:500]}",
+                )
+            else:
+                kept.append(tool)
+        if len(kept) == len(tools):
+            return None
+        result["tools"] = kept
+        try:
+            return types.jsonrpc_message_adapter.validate_python(
+                loads(json.dumps(value), max_bytes=MAX_LINE_BYTES), by_name=False
+            )
+        except (ProtocolError, ValidationError, ValueError, RecursionError):
+            return None
 
     async def _too_long(self, head: bytes, size: int, to_session: Any) -> None:
         """A line over MAX_LINE_BYTES, let go of while it was read: the request it answers
@@ -282,6 +342,13 @@ class StdioProcess:
         # the loop may be closed: "Event loop is closed" on the kernel's stderr).
         with anyio.move_on_after(STOP_GRACE), contextlib.suppress(Exception):
             await process.aclose()
+        # anyio's aclose leaves asyncio's transport open while a pipe end lives on; nothing
+        # public reaches it (the SDK's stdio client walks the same attributes).
+        transport = getattr(getattr(process, "_process", None), "_transport", None)
+        close = getattr(transport, "close", None)
+        if callable(close):
+            with contextlib.suppress(Exception):
+                close()
 
     def _signal(self, sent: int) -> None:
         pid = self.pid
@@ -315,6 +382,13 @@ class StdioProcess:
             return True
 
 
+def _listed_tools(value: Any) -> int:
+    """How many tools an answer lists (0 for any other message)."""
+    result = value.get("result") if isinstance(value, dict) else None
+    tools = result.get("tools") if isinstance(result, dict) else None
+    return len(tools) if isinstance(tools, list) else 0
+
+
 def _too_many() -> str:
     return (
         f"the server sent more than {MAX_SERVER_REQUESTS} requests the client had not answered "
@@ -332,13 +406,18 @@ def _error(request_id: Any, message: str) -> Any:
     )
 
 
-def _answered_id(line: bytes) -> int | str | None:
-    """The id of a line that answers a request (an id, no method), read leniently: the line
-    broke H2, but which request it answers may still be plain."""
+def _lenient(line: bytes) -> Any:
+    """A line that broke H2, parsed as Python's json module reads it (NaN, a lone surrogate
+    and 300 levels included), or None when it is no JSON at all."""
     try:
-        value = json.loads(line)
+        return json.loads(line)
     except (ValueError, RecursionError):
         return None
+
+
+def _answered_id(value: Any) -> int | str | None:
+    """The id of a message that answers a request (an id, no method): the message broke a
+    rule, but which request it answers may still be plain."""
     if not isinstance(value, dict) or "method" in value:
         return None
     found = value.get("id")
