@@ -349,6 +349,21 @@ class Broker:
             "decided_by": decided_by,
             "decided_at": decided_at,
         }
+        unaudited = self.audit.begin(base["call_id"], stamp(utc_now()))
+        if unaudited is not None:  # C13 fails closed: a call that cannot be audited never runs
+            self._answer(
+                **base,
+                **decided,
+                status="failed",
+                error=_error(
+                    "failed",
+                    "C13",
+                    "$.payload.call_id",
+                    f"the call was not run: the audit cannot be written ({unaudited}). "
+                    + rules.RULES["C13"],
+                ),
+            )
+            return
         arguments = loads(dumps(base["arguments"]), max_bytes=1 << 30)  # the handler's own copy
         try:
             if capability.handler is not None:
@@ -497,8 +512,8 @@ class Broker:
         # is logged as an error, for the user to fix.
         try:
             self.audit.record(**fields)
-        except Exception:
-            logger.exception("[lineup] the audit could not be written to %s", self.audit.path)
+        except Exception as exc:  # counted by the audit: verify() reports it, a gap row follows
+            logger.error("[lineup] the audit could not be written to %s: %s", self.audit.path, exc)
 
     def fail_waiting(self, names: Collection[str], reason: str) -> None:
         """Calls of the capabilities ``names`` still waiting for the user end ``failed``
