@@ -380,7 +380,7 @@ class Broker:
             result = loads(dumps(result), max_bytes=self.host.limits.max_message_bytes // 2)
         except (CapabilityError, ProtocolError) as error:
             # A ProtocolError here is a result that is not JSON (H2): the handler's fault.
-            path = error.path if isinstance(error, CapabilityError) else "$.result"
+            path = error.path if isinstance(error, CapabilityError) else "$.result" + error.path[1:]
             self._answer(
                 **base,
                 **decided,
