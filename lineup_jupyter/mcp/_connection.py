@@ -330,4 +330,6 @@ def _describe(error: BaseException) -> str:
         error = leaves[0]
     message = getattr(error, "error", None)
     text = getattr(message, "message", None) or str(error) or type(error).__name__
+    if type(error).__name__ == "MCPError":  # a JSON-RPC error: its message says it all
+        return text[:500]
     return f"{type(error).__name__}: {text}"[:500]
