@@ -49,16 +49,14 @@ class McpFailure(Exception):
     """A request to the server did not get an answer: the reason, for the user."""
 
 
-def sdk() -> Any:
-    """The ``mcp`` package, or a UsageError that says how to install it."""
+def sdk() -> None:
+    """A UsageError that says how to install the ``mcp`` package, unless it is installed."""
     try:
-        import mcp
-        import mcp.client
+        import mcp.client  # noqa: F401
     except ImportError:
         raise UsageError(
             f"[lineup] MCP servers need the official MCP SDK: {INSTALL} (or pip install mcp)"
         ) from None
-    return mcp
 
 
 class McpConnection:

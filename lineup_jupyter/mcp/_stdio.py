@@ -364,23 +364,6 @@ class StdioProcess:
         """SIGKILL the process's group now, from any thread (a stop the loop cut short)."""
         self._signal(getattr(signal, "SIGKILL", signal.SIGTERM))
 
-    def alive(self) -> bool:
-        """Whether the process still runs, as the kernel sees it (a zombie counts as ended)."""
-        pid = self.pid
-        if pid is None:
-            return False
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        try:
-            with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-                return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-        except (OSError, IndexError):
-            return True
-
 
 def _listed_tools(value: Any) -> int:
     """How many tools an answer lists (0 for any other message)."""
