@@ -349,8 +349,14 @@ class Broker:
             "decided_by": decided_by,
             "decided_at": decided_at,
         }
-        unaudited = self.audit.begin(base["call_id"], stamp(utc_now()))
-        if unaudited is not None:  # C13 fails closed: a call that cannot be audited never runs
+        # C13 fails closed: a call that cannot be audited never runs. (A browser capability
+        # ran in the Allow click already: its row, if lost, is counted as a gap.)
+        unaudited = (
+            self.audit.begin(base["call_id"], stamp(utc_now()))
+            if capability.handler is not None
+            else None
+        )
+        if unaudited is not None:
             self._answer(
                 **base,
                 **decided,
