@@ -367,7 +367,8 @@ def test_a_server_that_stops_reading_keeps_every_deadline(raw: Raw, server: McpS
 # ---- over streamable HTTP ----------------------------------------------------------
 
 
-def test_http_a_result_past_2_53_is_refused_with_its_path(host: Host) -> None:
+@contextlib.contextmanager
+def http_hostile() -> Iterator[tuple[subprocess.Popen[str], str]]:
     with subprocess.Popen(
         [sys.executable, "-m", "tests.mcp_servers.hostile", "http"],
         cwd=ROOT,
@@ -375,8 +376,42 @@ def test_http_a_result_past_2_53_is_refused_with_its_path(host: Host) -> None:
         text=True,
     ) as process:
         assert process.stdout is not None
-        port = int(process.stdout.readline())
-        server = host.connect_mcp(f"http://127.0.0.1:{port}/mcp")
+        port = int(process.stdout.readline())  # printed once the socket listens
+        try:
+            yield process, f"http://127.0.0.1:{port}/mcp"
+        finally:
+            process.kill()
+            process.wait(DEADLINE)
+
+
+def test_http_a_server_killed_while_its_card_waits_is_seen_and_fails_the_call(
+    host: Host,
+) -> None:
+    """Streamable HTTP has no connection to watch while idle: the host reaches for it, so a
+    server that went ends its waiting calls failed (card withdrawn, audit failed) before
+    the user's Allow could run a ticket for nobody. Control: the server really died."""
+    view = View(host)
+    with http_hostile() as (process, url):
+        server = host.connect_mcp(url)
+        app = server.open("fine")
+        assert app.wait(DEADLINE) is not None
+        view.request(app.app_id, 1, "tools/call", {"name": "fine", "arguments": {}})
+        (waiting,) = host.pending_calls
+        process.kill()
+        assert process.wait(DEADLINE) is not None  # the control: it is gone
+        error = view.wait_response(app.app_id, 1)["error"]
+        assert error["data"]["status"] == "failed"
+        assert "its endpoint 127.0.0.1:" in error["data"]["reason"]
+        assert "cannot be reached (ConnectionRefusedError" in error["data"]["reason"]
+        assert host.pending_calls == [] and server.status == "ended"
+        (row,) = host.audit.query(call_id=waiting.call_id)
+        assert row["status"] == "failed"
+        server.close()
+
+
+def test_http_a_result_past_2_53_is_refused_with_its_path(host: Host) -> None:
+    with http_hostile() as (_, url):
+        server = host.connect_mcp(url)
         try:
             with pytest.raises(UsageError) as refused:
                 server.call("bigint")
@@ -386,6 +421,3 @@ def test_http_a_result_past_2_53_is_refused_with_its_path(host: Host) -> None:
             assert server.call("fine")["isError"] is False  # the control
         finally:
             server.close()
-            process.terminate()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                process.wait(DEADLINE)

@@ -23,6 +23,7 @@ import contextlib
 import importlib.metadata
 import os
 import threading
+import urllib.parse
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -43,6 +44,7 @@ _STDERR_SHOWN = 2000  # characters of a process's stderr's tail shown when it en
 # What close waits for the session's own cleanup (stdin closed, SIGTERM, SIGKILL: STOP_GRACE
 # each) before it kills the process itself, and then for the loop's thread to end.
 _CLOSE_WAIT = 3 * STOP_GRACE + 1.0
+PING_EVERY = 5.0  # seconds between looks at an HTTP server's endpoint
 
 
 class McpFailure(Exception):
@@ -147,7 +149,29 @@ class McpConnection:
             self._client = client
             self.status = "ready"
             self._ready.set()
-            await self._closing.wait()
+            if not isinstance(self._target, str):  # a process: its stdout's end says it went
+                await self._closing.wait()
+                return
+            # An HTTP server has no connection to watch while idle (and MCP has no ping any
+            # more): every PING_EVERY seconds its endpoint is reached, so a server that went
+            # is seen, and its calls waiting for the user fail then, not on Allow.
+            where = urllib.parse.urlsplit(self._target)
+            port = where.port or (443 if where.scheme == "https" else 80)
+            while True:
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self._closing.wait(), PING_EVERY)
+                    return
+                try:
+                    _, writer = await asyncio.wait_for(
+                        asyncio.open_connection(where.hostname, port), self.timeout
+                    )
+                except (OSError, asyncio.TimeoutError) as error:
+                    self._gone = (
+                        f"its endpoint {where.hostname}:{port} cannot be reached "
+                        f"({_describe(error)})"
+                    )
+                    return
+                writer.close()
 
     def _went(self, reason: str) -> None:
         """The transport saw the server go (on the loop's thread): the session ends now."""
