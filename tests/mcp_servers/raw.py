@@ -3,9 +3,9 @@
 Run as ``python tests/mcp_servers/raw.py LOG [options]``. It appends what it did to LOG, one
 JSON object a line (its pid first; every tools/call it received; the bytes it wrote), so a
 test can prove the misbehaviour really happened (the control) whatever the host saw.
-Options: ``--ignore-term`` (SIGTERM does nothing), ``--silent`` (never answers the
-handshake), ``--tools N`` (N more tools), ``--deep-schema`` (one tool's inputSchema is
-200 levels deep), ``--big-strings`` (a 4 MiB tool title and a 1 MiB version).
+Options: ``--ignore-term`` (SIGTERM does nothing, nor does the end of stdin), ``--silent``
+(never answers the handshake), ``--tools N`` (N more tools), ``--deep-schema`` (one tool's
+inputSchema is 200 levels deep), ``--big-strings`` (a 4 MiB tool title and a 1 MiB version).
 
 Its tools (each answers ``{"ok": true}`` as structuredContent unless it says otherwise):
 ``echo`` (its arguments back), ``quit`` (answers, then exits 0: the server goes while
@@ -187,6 +187,9 @@ def main() -> None:
             answer(request_id, {"contents": [contents]})
         elif request_id is not None:
             answer(request_id, {})
+    if "--ignore-term" in options:  # nor does the end of its stdin end it: only SIGKILL
+        log(stdin_closed=True)
+        time.sleep(3600)
 
 
 if __name__ == "__main__":
