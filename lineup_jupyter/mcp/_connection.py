@@ -245,7 +245,10 @@ class McpConnection:
                 # What it ends with later is nobody's: taken here, not logged as never read.
                 task.add_done_callback(lambda t: t.cancelled() or t.exception())
                 task.cancel()
-                raise McpFailure(f"the server did not answer within {deadline:.3g} s")
+                raise McpFailure(
+                    f"the server did not answer within {deadline:.3g} s; the host cancelled "
+                    "the request"
+                )
             return task.result()
 
         try:
