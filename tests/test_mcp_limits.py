@@ -172,7 +172,9 @@ def test_a_server_killed_while_its_card_waits_fails_the_call_and_withdraws_the_c
 
 
 @linux
-def test_a_failed_connect_reaps_a_server_that_ignores_sigterm(host: Host, raw: Raw) -> None:
+def test_a_failed_connect_reaps_a_server_that_ignores_sigterm(
+    host: Host, raw: Raw, caplog: pytest.LogCaptureFixture
+) -> None:
     before = threads()
     failure: list[BaseException] = []
 
@@ -200,6 +202,7 @@ def test_a_failed_connect_reaps_a_server_that_ignores_sigterm(host: Host, raw: R
     assert not alive(pid)  # SIGKILLed before connect_mcp returned
     assert until(lambda: threads() <= before)  # and every thread it started ended
     assert host.mcp_servers == []
+    assert not [r for r in caplog.records if r.exc_info]  # no traceback on the way
 
 
 @linux

@@ -407,10 +407,10 @@ class McpServer:
         view's problems line (a server that dies with no app open is seen too)."""
 
         def ended() -> None:
-            # Calls of its tools still waiting for the user: answered now, cards withdrawn.
-            self._host.fail_waiting_calls(
-                list(self._declared), f"the MCP server {self.name!r} ended: {reason}"[:4096]
-            )
+            if self._declared:  # its tools' calls waiting for the user: failed, cards withdrawn
+                self._host.fail_waiting_calls(
+                    list(self._declared), f"the MCP server {self.name!r} ended: {reason}"[:4096]
+                )
             self._apps.server_ended(self, reason)
             if not self._closing and self._claimed:
                 self._host.problems.add(
