@@ -224,7 +224,10 @@ class StdioProcess:
         else:
             if isinstance(message, types.JSONRPCRequest):
                 if len(self._waiting) >= MAX_SERVER_REQUESTS:
-                    await send(_error(message.id, _too_many()))
+                    with contextlib.suppress(
+                        anyio.ClosedResourceError, anyio.BrokenResourceError, OSError
+                    ):  # a stdin that broke: the process is ending, its stdout says why
+                        await send(_error(message.id, _too_many()))
                     self._on_refused(_too_many(), f"refused: {message.method[:100]!r}")
                     return
                 self._waiting.add(message.id)
@@ -234,7 +237,8 @@ class StdioProcess:
         if value is None:  # not I-JSON: which tools are at fault, perhaps (one more parse)
             kept = self._without_bad_tools(line)
             if kept is not None:  # a listing whose only faults are in some tools: those refused
-                await to_session.send(SessionMessage(kept))
+                with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    await to_session.send(SessionMessage(kept))
                 return
         answered = _answered_id(value if value is not None else _lenient(line))
         if answered is not None:  # an answer to one of our requests: that request fails so
