@@ -63,6 +63,9 @@ export const DEFAULT_MAX_MESSAGE_BYTES = 1048576;
 export const MAX_JSON_DEPTH = 64;
 
 /** @type {number} */
+export const MAX_SAFE_INTEGER = 9007199254740991;
+
+/** @type {number} */
 export const MAX_REASON_LENGTH = 1024;
 
 /** @type {ReadonlyArray<"display_only" | "user_confirmation" | "system_permission" | "restricted">} */
@@ -200,7 +203,7 @@ export const RULES = Object.freeze({
   "H24": "A handler that raises fails the call; the agent reads only the exception's type, unless the handler raised CapabilityError with a message written for it.",
   "H25": "artifact.save writes a new file under the artifacts folder: a relative path of plain names, no '..', no symlinks followed, never over an existing file.",
   "H1": "Envelope fields are exactly v (1), id, type, conversation_id, sender {kind, id}, payload, and optionally target {kind, id} and ts (RFC 3339); unknown fields are refused.",
-  "H2": "A message is UTF-8 I-JSON (RFC 7493): no duplicate keys, no NaN or Infinity, no lone surrogates, at most 64 levels deep and 1 MiB long.",
+  "H2": "A message is UTF-8 I-JSON (RFC 7493): no duplicate keys, no NaN or Infinity, no integer beyond +/-(2^53-1) (send it as a string), no lone surrogates, at most 64 levels deep and 1 MiB long.",
   "H3": "The client answers every refused message with one lineup.v1.error {code, rule, path, message, refused_id, refused_type}, or an app.call with app.result.",
   "H4": "app.integrity is sha256-BASE64 of the bundle bytes defined in docs/protocol.md.",
   "H5": "ui.open names an installed app's surface with app {id, surface, version?} and no html, css or js.",

@@ -10,6 +10,13 @@ the end or all of them, the anchor shows: ``audit.anchor`` (0600, overwritten in
 under a lock after each committed row) holds the last row's seq and MAC, under a MAC of its
 own.
 docs/capabilities.md says exactly what an attacker with which files can and cannot hide.
+
+The audit fails closed. Before a call runs, ``begin`` writes its call_id to
+``audit_pending`` (a real write: a full disk or a read-only data dir fails it, and the call
+is answered ``failed`` without running); the call's row deletes it in the same transaction.
+A row that cannot be written is counted, and the next row that can is preceded by a ``gap``
+row saying how many were lost. ``verify`` reports all three: a gap row, a call left pending
+(it ran, its row never came), rows lost in this kernel not yet recorded.
 """
 
 from __future__ import annotations
@@ -74,7 +81,11 @@ CREATE TABLE IF NOT EXISTS audit (
     hash TEXT NOT NULL
 )
 """
+_PENDING_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS audit_pending (call_id TEXT PRIMARY KEY, at TEXT NOT NULL)"
+)
 _KEY_FORM = re.compile(r"[0-9a-f]{64}")
+_NAMED = 5  # call ids a verify problem names, at most
 
 
 def digest(value: Any) -> str:
@@ -195,12 +206,16 @@ class Audit:
         self._connection: sqlite3.Connection | None = None
         self._key = b""
         self._lock = threading.Lock()
+        self._lost = 0  # rows that could not be written since the last that could
+        self._lost_first = ""  # why the first of them could not
+        self._running: set[str] = set()  # call_ids begun here, their rows not written yet
 
     def _db(self) -> sqlite3.Connection:
         if self._connection is None:
             connection = connect(self.path)
             try:
                 connection.execute(_SCHEMA)
+                connection.execute(_PENDING_SCHEMA)
                 self._key = _load_key(self.key_path)
                 if not self.anchor_path.exists():
                     self._first_anchor(connection)
@@ -307,32 +322,78 @@ class Audit:
 
     # ---- rows ------------------------------------------------------------------------
 
+    def begin(self, call_id: str, at: str) -> str | None:
+        """Before a call runs: its call_id written to ``audit_pending``, or why it cannot
+        be (then the call must not run). Its row, when written, clears it."""
+        with self._lock:
+            try:
+                db = self._db()
+                db.execute(
+                    "INSERT OR REPLACE INTO audit_pending (call_id, at) VALUES (?, ?)",
+                    (call_id, at),
+                )
+            except (sqlite3.Error, OSError, ValueError) as exc:
+                return f"{type(exc).__name__}: {exc}"[:500]
+            self._running.add(call_id)
+        return None
+
     def record(self, **fields: Any) -> None:
-        """Append one row; ``fields`` are FIELDS but prev_hash (the chain fills that in)."""
+        """Append one row; ``fields`` are FIELDS but prev_hash (the chain fills that in).
+        Rows lost before it (a full disk) are recorded first, as one ``gap`` row."""
         unknown = set(fields) - set(FIELDS)
         if unknown or "prev_hash" in fields:
             raise ValueError(f"not audit fields: {sorted(unknown | {'prev_hash'} & set(fields))}")
+        call_id = fields.get("call_id")
         with self._lock:
-            db = self._db()
-            db.execute("BEGIN IMMEDIATE")  # another kernel cannot append between read and write
+            self._running.discard(call_id)  # written or not: verify may now count it
             try:
-                last = db.execute("SELECT hash FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
-                row = {name: fields.get(name) for name in FIELDS}
-                row["prev_hash"] = last[0] if last else GENESIS
+                seq, seal = self._append(fields, call_id)
+            except BaseException as exc:
+                self._lost += 1
+                self._lost_first = self._lost_first or f"{type(exc).__name__}: {exc}"[:500]
+                raise
+            self._lost, self._lost_first = 0, ""
+            # After the commit: an anchor ahead of the table would look like a truncation.
+            self._advance_anchor(seq, seal)
+
+    def _append(self, fields: dict[str, Any], call_id: Any) -> tuple[int, str]:
+        db = self._db()
+        db.execute("BEGIN IMMEDIATE")  # another kernel cannot append between read and write
+        try:
+            last = db.execute("SELECT hash FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
+            previous = last[0] if last else GENESIS
+            rows = []
+            if self._lost:
+                rows.append(
+                    {
+                        "at": fields.get("at"),
+                        "conversation_id": fields.get("conversation_id"),
+                        "event": "gap",
+                        "reason": f"{self._lost} audit rows could not be written: "
+                        + self._lost_first,
+                    }
+                )
+            rows.append(fields)
+            names = (*FIELDS, "hash")
+            seq, seal = 0, previous
+            for given in rows:
+                row = {name: given.get(name) for name in FIELDS}
+                row["prev_hash"] = seal
                 seal = _seal(self._key, row)
-                names = (*FIELDS, "hash")
                 inserted = db.execute(
                     f"INSERT INTO audit ({', '.join(names)}) "
                     f"VALUES ({', '.join('?' for _ in names)})",
                     [*(row[name] for name in FIELDS), seal],
                 )
-                db.execute("COMMIT")
-            except BaseException:
+                seq = inserted.lastrowid or 0
+            if call_id is not None:
+                db.execute("DELETE FROM audit_pending WHERE call_id = ?", (call_id,))
+            db.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
                 db.execute("ROLLBACK")
-                raise
-            # After the commit: an anchor ahead of the table would look like a truncation.
-            if inserted.lastrowid is not None:
-                self._advance_anchor(inserted.lastrowid, seal)
+            raise
+        return seq, seal
 
     def query(
         self,
@@ -399,7 +460,28 @@ class Audit:
                 if anchor is not None and row["seq"] == anchor.seq:
                     anchored_head = row["hash"]
                 previous, last_seq = row["hash"], row["seq"]
+            gap = db.execute(
+                "SELECT seq, reason FROM audit WHERE event = 'gap' ORDER BY seq LIMIT 1"
+            ).fetchone()
+            left = [
+                found
+                for (found,) in db.execute("SELECT call_id FROM audit_pending ORDER BY at")
+                if found not in self._running
+            ]
+            lost, lost_first = self._lost, self._lost_first
         problem = anchor_problem
+        if problem is None and lost:
+            problem = (
+                f"{lost} audit rows could not be written in this kernel ({lost_first}): calls "
+                "were answered without their rows; a gap row records them once a row can be"
+            )
+        elif problem is None and left:
+            problem = (
+                f"{len(left)} calls ran and their audit rows were never written (call ids: "
+                f"{', '.join(str(c)[:100] for c in left[:_NAMED])})"
+            )
+        elif problem is None and gap is not None:
+            problem = f"row {gap[0]} records a gap: {gap[1]}"
         if problem is None and anchor is None:
             problem = (
                 f"the anchor file {self.anchor_path.name} is missing: rows removed from the "

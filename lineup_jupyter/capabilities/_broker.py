@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -349,6 +349,27 @@ class Broker:
             "decided_by": decided_by,
             "decided_at": decided_at,
         }
+        # C13 fails closed: a call that cannot be audited never runs. (A browser capability
+        # ran in the Allow click already: its row, if lost, is counted as a gap.)
+        unaudited = (
+            self.audit.begin(base["call_id"], stamp(utc_now()))
+            if capability.handler is not None
+            else None
+        )
+        if unaudited is not None:
+            self._answer(
+                **base,
+                **decided,
+                status="failed",
+                error=_error(
+                    "failed",
+                    "C13",
+                    "$.payload.call_id",
+                    f"the call was not run: the audit cannot be written ({unaudited}). "
+                    + rules.RULES["C13"],
+                ),
+            )
+            return
         arguments = loads(dumps(base["arguments"]), max_bytes=1 << 30)  # the handler's own copy
         try:
             if capability.handler is not None:
@@ -365,7 +386,7 @@ class Broker:
             result = loads(dumps(result), max_bytes=self.host.limits.max_message_bytes // 2)
         except (CapabilityError, ProtocolError) as error:
             # A ProtocolError here is a result that is not JSON (H2): the handler's fault.
-            path = error.path if isinstance(error, CapabilityError) else "$.result"
+            path = error.path if isinstance(error, CapabilityError) else "$.result" + error.path[1:]
             self._answer(
                 **base,
                 **decided,
@@ -497,8 +518,20 @@ class Broker:
         # is logged as an error, for the user to fix.
         try:
             self.audit.record(**fields)
-        except Exception:
-            logger.exception("[lineup] the audit could not be written to %s", self.audit.path)
+        except Exception as exc:  # counted by the audit: verify() reports it, a gap row follows
+            logger.error("[lineup] the audit could not be written to %s: %s", self.audit.path, exc)
+
+    def fail_waiting(self, names: Collection[str], reason: str) -> None:
+        """Calls of the capabilities ``names`` still waiting for the user end ``failed``
+        with ``reason``, never run: what would run them is gone (an MCP server ended)."""
+        for call in list(self.pending.values()):
+            if call.capability.name in names:
+                self._stop_waiting(call)
+                self._answer(
+                    **self._base(call),
+                    status="failed",
+                    error=_error("failed", "C11", "$.payload.capability", reason),
+                )
 
     # ---- grants, visibility and views ------------------------------------------------
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -355,6 +355,13 @@ class Host:
         with self._lock:
             return list(self._broker.pending.values())
 
+    def fail_waiting_calls(self, capabilities: Collection[str], reason: str) -> None:
+        """The calls of ``capabilities`` still waiting for the user end ``failed`` with
+        ``reason`` (their cards withdrawn, the answers audited): what they would run is gone
+        (an MCP server that ended)."""
+        with self._lock:
+            self._broker.fail_waiting(capabilities, reason)
+
     def decide(
         self,
         call_id: str,
@@ -546,12 +553,22 @@ class Host:
         """
         from ..mcp._server import McpServer
 
+        with self._lock:
+            live = [s for s in self._mcp_servers if s.status != "ended"]
+        if len(live) >= self.limits.max_mcp_servers:  # H44: each costs threads and pipes
+            raise UsageError(
+                f"[lineup] {len(live)} MCP servers are connected, this host's limit "
+                "(Limits.max_mcp_servers); close one (server.close()) first"
+            )
         connected = McpServer(self, server, name=name, timeout=timeout, on_change=self._mcp_changed)
         with self._lock:
             ended = [s for s in self._mcp_servers if s.status == "ended"]
-            for gone in ended[: max(0, len(ended) + 1 - _CLOSED_AGENTS_SHOWN)]:
+            dropped = ended[: max(0, len(ended) + 1 - _CLOSED_AGENTS_SHOWN)]
+            for gone in dropped:
                 self._mcp_servers.remove(gone)
             self._mcp_servers.append(connected)
+        for gone in dropped:  # no longer listed: what it still holds is let go
+            gone.close()
         self._mcp_changed()
         return connected
 

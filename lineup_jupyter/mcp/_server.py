@@ -22,6 +22,7 @@ from __future__ import annotations
 import itertools
 import re
 import threading
+import time
 from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import timedelta
@@ -31,15 +32,16 @@ from ..capabilities._capabilities import Capabilities, Capability
 from ..core._bus import History, Subscription
 from ..protocol import rules
 from ..protocol._envelopes import new_envelope, now_iso, stamp, utc_now
-from ..protocol._errors import ProtocolError, UsageError
+from ..protocol._errors import CapabilityError, ProtocolError, UsageError
 from ..protocol._json import dumps
 from ..runtime._threads import HostThread, Worker
 from ._apps import INVALID_PARAMS, MESSAGES_KEPT, METHOD_NOT_FOUND, REFUSED, McpApp, McpApps
-from ._connection import McpConnection, McpFailure
+from ._connection import McpConnection, McpFailure, json_of
 from ._resources import MAX_HTML_BYTES, AppResource, ResourceRefused, app_resource
+from ._stdio import MAX_LINE_BYTES, MAX_TOOLS
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Collection
     from contextlib import AbstractContextManager
 
     from ..runtime._problems import Problems
@@ -47,9 +49,14 @@ if TYPE_CHECKING:
 __all__ = ["McpHost", "McpServer", "McpTool", "fit_name"]
 
 MAX_RESULT_BYTES = 4 * 1024 * 1024  # a tool's result as JSON, at most (to the app, the history)
+_ANSWER_BYTES = 2 * MAX_LINE_BYTES  # parsed before its size is told (HTTP: not bounded before)
 TICKETS_KEPT = 256  # started calls whose result a repeat (C12) may still be answered from
 APP_CALL_SECONDS = 300.0  # an app's tools/call waits this long for the user at most (H20)
 _SEGMENT = 63  # a capability name's segment, at most (rules.CAPABILITY_NAME_PATTERN)
+_WORKER_WAIT = 5.0  # seconds close waits for its worker to finish what it was given
+# Characters of a server's strings the host keeps and shows (sent to the view on every open)
+MAX_TITLE = 200  # a tool's title, the server's version
+MAX_DESCRIPTION = 2000  # a tool's description
 
 
 class McpHost(Protocol):
@@ -78,6 +85,8 @@ class McpHost(Protocol):
     def attach_agent(
         self, agent_id: str, dispatch: Callable[[dict[str, Any]], None]
     ) -> Subscription: ...
+
+    def fail_waiting_calls(self, capabilities: Collection[str], reason: str) -> None: ...
 
 
 def fit_name(text: str) -> str:
@@ -141,8 +150,11 @@ class McpServer:
         here = HostThread()
         self._worker = None if here.loop is not None else Worker("lineup-mcp-host")
         self._home = HostThread(self._worker) if self._worker is not None else here
+        started = time.monotonic()  # the whole connect keeps to ``timeout``
         try:
-            self._connection = McpConnection(server, timeout=timeout, on_end=self._ended)
+            self._connection = McpConnection(
+                server, timeout=timeout, on_end=self._ended, on_refused=self._refused
+            )
         except BaseException:  # no SDK, or not a server: nothing started but the worker
             if self._worker is not None:
                 self._worker.stop()
@@ -151,12 +163,12 @@ class McpServer:
             self._connection.wait_ready()
             info = self._connection.server_info
             self.name = fit_name(name if name is not None else str(info.get("name") or "server"))
-            self.version = str(info.get("version") or "")
+            self.version = str(info.get("version") or "")[:MAX_TITLE]
             self.agent_id = f"mcp.{self.name}"
             self.capability_prefix = f"{self.agent_id}."
             self._apps.claim(self.agent_id, self)
             self._claimed = True
-            listed = self._list_tools()
+            listed = self._list_tools(max(0.0, started + timeout - time.monotonic()))
             self._subscription = host.attach_agent(self.agent_id, self._dispatch)
             self._declare(listed)
         except BaseException:
@@ -165,14 +177,19 @@ class McpServer:
 
     # ---- connecting ----------------------------------------------------------------
 
-    def _list_tools(self) -> list[dict[str, Any]]:
+    def _list_tools(self, timeout: float) -> list[dict[str, Any]]:
         self._record("to_server", "tools/list", {"method": "tools/list"})
         try:
-            listed = self._connection.call(lambda client: client.list_tools())
+            listed = self._connection.call(lambda client: client.list_tools(), timeout)
         except McpFailure as error:
             raise UsageError(f"[lineup] the MCP server did not list its tools: {error}") from None
+        if len(listed.tools) > MAX_TOOLS:
+            raise UsageError(
+                f"[lineup] the MCP server lists {len(listed.tools)} tools, over this host's "
+                f"{MAX_TOOLS}; it was not connected"
+            )
         tools = [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in listed.tools]
-        self._record("from_server", "response", {"result": {"tools": tools}})
+        self._record("from_server", "response", {"result": {"tools": _preview(tools)}})
         return tools
 
     def _declare(self, listed: list[dict[str, Any]]) -> None:
@@ -204,12 +221,11 @@ class McpServer:
             capability = self.capability_prefix + segment if "app" in shown else None
             if capability is not None:
                 capability = self._declare_one(capability, name, raw, destructive)
+            title, description = raw.get("title"), raw.get("description")
             tool = McpTool(
                 name=name,
-                title=raw.get("title") if isinstance(raw.get("title"), str) else None,
-                description=raw.get("description")
-                if isinstance(raw.get("description"), str)
-                else None,
+                title=title[:MAX_TITLE] if isinstance(title, str) else None,
+                description=description[:MAX_DESCRIPTION] if isinstance(description, str) else None,
                 resource_uri=uri if isinstance(uri, str) else None,
                 visibility=shown,
                 read_only=read_only,
@@ -384,12 +400,17 @@ class McpServer:
             self._claimed = False
         if self._worker is not None:
             self._worker.stop()
+            self._worker.join(_WORKER_WAIT)
 
     def _ended(self, reason: str) -> None:
         """The session ended: its apps say why; unless the user closed it, so does the host
         view's problems line (a server that dies with no app open is seen too)."""
 
         def ended() -> None:
+            if self._declared:  # its tools' calls waiting for the user: failed, cards withdrawn
+                self._host.fail_waiting_calls(
+                    list(self._declared), f"the MCP server {self.name!r} ended: {reason}"[:4096]
+                )
             self._apps.server_ended(self, reason)
             if not self._closing and self._claimed:
                 self._host.problems.add(
@@ -399,6 +420,15 @@ class McpServer:
                 self._on_change()
 
         self._home.call(ended, "an MCP server ended")
+        if self._worker is not None:  # what comes after runs where it is handed over
+            self._worker.stop()
+
+    def _refused(self, message: str, detail: str) -> None:
+        """A line of the server's refused (on its loop's thread): one problem, counted."""
+        where = f"MCP server {getattr(self, 'name', '?')!r}"
+        self._host.problems.add(
+            where, message, detail, agent_id=getattr(self, "agent_id", None), source="mcp"
+        )
 
     def settles_elsewhere(self) -> bool:
         """Whether the host's side of an answer runs on another thread than this one (a
@@ -435,7 +465,12 @@ class McpServer:
                     error if isinstance(error, McpFailure) else McpFailure(str(error))
                 )
                 return
-            answer = future.result().model_dump(by_alias=True, exclude_none=True, mode="json")
+            try:  # H2, as a LineUp message: nothing changed silently on the way to the app
+                answer = json_of(future.result(), max_bytes=_ANSWER_BYTES)
+            except McpFailure as refused:
+                self._record("from_server", "response", {"error": str(refused)}, app_id)
+                result.set_exception(refused)
+                return
             answer.pop("resultType", None)
             size = len(dumps(answer))
             if size > MAX_RESULT_BYTES:  # the history, the feed and the page would hold it
@@ -570,6 +605,8 @@ class McpServer:
         broker runs it under the host's lock; the server must never be waited for there)."""
 
         def start(arguments: dict[str, Any]) -> dict[str, Any]:
+            if self.status != "ready":  # it ended between the card and the click
+                raise CapabilityError(f"the MCP server {self.name!r} ended: {self.problem}")
             ticket = f"t{next(self._ticket_ids)}"
             with self._lock:
                 self._tickets[ticket] = self._tools_call(tool, arguments, None)
@@ -718,3 +755,15 @@ def _preview_read(found: dict[str, Any]) -> dict[str, Any]:
             content = {**content, "text": text[:4096], "size": len(text)}
         contents.append(content)
     return {"result": {**found, "contents": contents}}
+
+
+def _preview(value: Any) -> Any:
+    """A listing as the history keeps it: each string cut at MAX_DESCRIPTION characters (a
+    4 MiB title is kept, and shown, as its start)."""
+    if isinstance(value, str):
+        return value if len(value) <= MAX_DESCRIPTION else value[:MAX_DESCRIPTION] + "…"
+    if isinstance(value, list):
+        return [_preview(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _preview(item) for key, item in value.items()}
+    return value

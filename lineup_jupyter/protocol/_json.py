@@ -12,21 +12,21 @@ from __future__ import annotations
 import json
 import math
 import re
-import sys
 from typing import Any
 
 from pydantic_core import from_json
 
 from ._errors import ProtocolError
-from ._rules import MAX_JSON_DEPTH
+from ._rules import MAX_JSON_DEPTH, MAX_SAFE_INTEGER
 
 _JSON_TYPES = frozenset({dict, list, str, int, float, bool, type(None)})
 _COMPACT = {"separators": (",", ":"), "ensure_ascii": False, "allow_nan": False}
 
 
-# An integer past the largest double (about 1.8e308) is no more I-JSON than 1e400: JavaScript
-# reads it as Infinity, and the kernel cannot compare it with a float (OverflowError).
-_LARGEST_DOUBLE = sys.float_info.max
+# An integer a double cannot hold exactly is refused (I-JSON, RFC 7493 section 2.2): JavaScript
+# reads 9007199254740993 as ...992 (and 1e400's digits as Infinity) while the kernel keeps it,
+# so the card would show one value and the handler run with another.
+_SAFE = MAX_SAFE_INTEGER
 
 
 def _error(path: str, message: str, code: str = "invalid_json") -> ProtocolError:
@@ -150,7 +150,7 @@ def _fast_loads(doc: str | bytes) -> Any:
                 elif kind is dict or kind is list:
                     deeper.append(child)
                 elif (kind is float and child - child != 0) or (  # inf: too big for a double
-                    kind is int and not -_LARGEST_DOUBLE <= child <= _LARGEST_DOUBLE
+                    kind is int and not -_SAFE <= child <= _SAFE
                 ):
                     return _SLOW
         if not deeper:
@@ -258,15 +258,22 @@ def _walk(root: Any, *, strict_types: bool) -> None:
         if value is None or isinstance(value, bool):
             continue
         if isinstance(value, int):
-            if not -_LARGEST_DOUBLE <= value <= _LARGEST_DOUBLE:
-                raise _error(
-                    _path(node), "the integer is beyond the range of a double, like 1e400."
-                )
+            if not -_SAFE <= value <= _SAFE:
+                raise _error(_path(node), _unsafe_integer(value))
             continue
         if not strict_types:
             continue
         if not math.isfinite(value):  # a float: the only type left
             raise _error(_path(node), f"{value} is not a finite JSON number.")
+
+
+def _unsafe_integer(value: int) -> str:
+    # str() refuses past 4300 digits: a long one is named by its size.
+    shown = str(value) if value.bit_length() <= 128 else f"an integer of {value.bit_length()} bits"
+    return (
+        f"{shown} is beyond +/-(2^53-1), the integers a double holds exactly (I-JSON, "
+        "RFC 7493 section 2.2): a browser would read another number. Send it as a string."
+    )
 
 
 _PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

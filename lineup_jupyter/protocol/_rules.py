@@ -51,6 +51,9 @@ DEFAULT_MAX_BUNDLE_BYTES: Final = 160 * 1024  # U3: html + css + js
 DEFAULT_MAX_STATE_BYTES: Final = 256 * 1024  # H7
 DEFAULT_MAX_MESSAGE_BYTES: Final = 1024 * 1024  # H2
 MAX_JSON_DEPTH: Final = 64  # H2: nesting of arrays and objects
+# H2: integers a double holds exactly (I-JSON, RFC 7493 section 2.2). Past it a browser reads
+# 9007199254740993 as ...992 while the kernel keeps ...993: both ends must agree on a value.
+MAX_SAFE_INTEGER: Final = 2**53 - 1
 MAX_REASON_LENGTH: Final = 1024  # C9, U10: characters
 
 RISKS: Final = ("display_only", "user_confirmation", "system_permission", "restricted")  # C8
@@ -209,7 +212,8 @@ RULES: Final = {
     "H1": "Envelope fields are exactly v (1), id, type, conversation_id, sender {kind, id}, "
     "payload, and optionally target {kind, id} and ts (RFC 3339); unknown fields are refused.",
     "H2": "A message is UTF-8 I-JSON (RFC 7493): no duplicate keys, no NaN or Infinity, no "
-    "lone surrogates, at most 64 levels deep and 1 MiB long.",
+    "integer beyond +/-(2^53-1) (send it as a string), no lone surrogates, at most 64 levels "
+    "deep and 1 MiB long.",
     "H3": "The client answers every refused message with one lineup.v1.error "
     "{code, rule, path, message, refused_id, refused_type}, or an app.call with app.result.",
     "H4": "app.integrity is sha256-BASE64 of the bundle bytes defined in docs/protocol.md.",

@@ -58,6 +58,7 @@ class Limits:
     max_connections: int = 64  # H44: connections to one listener at once
     max_unnamed_connections: int = 8  # H44: of those, connections without an agent id yet
     max_handshakes: int = 128  # H44: sockets of one listener before their handshake ends
+    max_mcp_servers: int = 16  # H44: MCP servers connected to one host at once
 
 
 DEFAULT_LIMITS = Limits()

@@ -88,14 +88,31 @@ class Worker:
 
     def __init__(self, name: str) -> None:
         self._queue: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        self._stopped = False
+        self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
 
     def submit(self, work: Callable[[], None], what: str = "work for the host") -> None:
-        self._queue.put(_reported(work, what))
+        """Queue ``work``; once stopped, run it now on the caller's thread (the worker's
+        thread is gone, and work handed over must still run)."""
+        with self._lock:
+            if not self._stopped:
+                self._queue.put(_reported(work, what))
+                return
+        _reported(work, what)()
 
     def stop(self) -> None:
-        self._queue.put(None)
+        """End the thread once what it was given ran (stopping twice does nothing)."""
+        with self._lock:
+            if not self._stopped:
+                self._stopped = True
+                self._queue.put(None)
+
+    def join(self, timeout: float) -> None:
+        """Wait at most ``timeout`` seconds for the thread to end (after ``stop``)."""
+        if threading.current_thread() is not self._thread:
+            self._thread.join(timeout)
 
     def _run(self) -> None:
         while (work := self._queue.get()) is not None:

@@ -452,7 +452,9 @@ def test_h24_a_raising_handler_fails_with_a_sanitized_message(host: Host, sent: 
     assert "hunter2" not in str(boom_) and "/home/me" not in str(boom_)
     assert refuse_["error"]["message"] == "city unknown"
     assert refuse_["error"]["path"] == "$.payload.arguments.city"
-    assert tuple_["status"] == "failed" and tuple_["error"]["path"] == "$.result"
+    assert (
+        tuple_["status"] == "failed" and tuple_["error"]["path"] == "$.result.xy"
+    )  # where in the result
     assert list_["status"] == "failed" and "not a JSON object" in list_["error"]["message"]
 
 

@@ -1,8 +1,9 @@
 """An MCP server that gets MCP Apps wrong on purpose, written with the official SDK.
 
 ``huge`` points at a 3 MiB resource, ``wrong_mime`` at one served as text/html, ``not_ui`` at
-an https:// URI, ``hang`` never returns, ``flood`` returns 5 MiB, ``die`` ends the process
-(stdio), ``bad_schema`` declares an inputSchema that is no JSON Schema, ``fine`` works.
+an https:// URI, ``hang`` never returns, ``flood`` returns 5 MiB, ``bigint`` returns 2^53+1,
+``die`` ends the process (stdio), ``bad_schema`` declares an inputSchema that is no JSON
+Schema, ``fine`` works.
 Run as ``python -m tests.mcp_servers.hostile`` from the checkout (``http`` as for weather.py).
 The SDK's Apps helper refuses the wrong ones, so they are made with MCPServer's own tools
 and resources, as a careless or hostile server would serve them.
@@ -40,6 +41,10 @@ def build() -> MCPServer[Any]:
     @apps.tool(resource_uri="ui://hostile/fine.html", description="A 5 MiB result")
     def flood() -> str:
         return "x" * (5 * 1024 * 1024)
+
+    @apps.tool(resource_uri="ui://hostile/fine.html", description="An integer past 2^53")
+    def bigint() -> dict[str, int]:
+        return {"n": 2**53 + 1}
 
     @apps.tool(resource_uri="ui://hostile/fine.html", description="Ends the server's process")
     def die() -> str:

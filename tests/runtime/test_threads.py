@@ -440,3 +440,20 @@ def test_a_loop_thread_runs_coroutines_off_the_callers_thread_and_closes_when_st
         pending.result(WAIT)
     loop_thread._thread.join(WAIT)
     assert loop_thread.loop.is_closed()
+
+
+def test_a_stopped_worker_runs_what_it_is_still_given_and_its_thread_ends() -> None:
+    """An MCP server that ended stops its worker at once (no thread left per dead server);
+    work handed over after that (an answer arriving late) still runs, on the caller's
+    thread. The control: before the stop, work runs on the worker's own thread."""
+    worker = _threads.Worker("test-worker")
+    where: list[str] = []
+    done = threading.Event()
+    worker.submit(lambda: (where.append(threading.current_thread().name), done.set()))
+    assert done.wait(5) and where == ["test-worker"]
+    worker.stop()
+    worker.stop()  # twice: nothing more
+    worker.join(5)
+    assert "test-worker" not in [t.name for t in threading.enumerate()]
+    worker.submit(lambda: where.append(threading.current_thread().name))
+    assert where == ["test-worker", threading.current_thread().name]
