@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -96,8 +97,10 @@ def lineup_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Mo
 
 
 @pytest.fixture
-def host() -> Host:
-    return Host(conversation_id=CONVERSATION)
+def host() -> Iterator[Host]:
+    """A host closed after its test: what it started (agents, servers, listeners) ends too."""
+    with Host(conversation_id=CONVERSATION) as host:
+        yield host
 
 
 @pytest.fixture

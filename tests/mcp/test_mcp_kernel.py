@@ -46,7 +46,7 @@ def test_a_cell_connects_opens_and_waits_without_deadlocking_the_kernel(tmp_path
     assert "status: ended" in text
 
 
-RAW = Path(__file__).resolve().parent / "mcp_servers" / "raw.py"
+RAW = Path(__file__).resolve().parents[1] / "mcp_servers" / "raw.py"
 
 
 def test_in_a_kernel_a_flood_is_one_problem_an_exit_is_seen_and_nothing_is_left(

@@ -22,10 +22,10 @@ import pytest
 
 from lineup_jupyter import Host, Limits, McpServer, UsageError
 
-from .conftest import CONVERSATION
-from .mcp_helpers import DEADLINE, View
+from ..conftest import CONVERSATION
+from ..mcp_helpers import DEADLINE, View
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RAW = ROOT / "tests" / "mcp_servers" / "raw.py"
 MIB = 1024 * 1024
 

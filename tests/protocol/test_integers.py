@@ -15,8 +15,8 @@ import pytest
 from lineup_jupyter import Host, ProtocolError
 from lineup_jupyter.protocol._json import check_value, loads
 
-from .conftest import Recorder, envelope
-from .test_broker import FUTURE, results
+from ..capabilities.test_broker import FUTURE, results
+from ..conftest import Recorder, envelope
 
 SAFE = 2**53 - 1
 
