@@ -119,8 +119,7 @@ class Host:
         self._components_view = self._components.view()
         self._lock = threading.RLock()
         self._identities = Identities()  # agent id -> the endpoint speaking for it (H41)
-        # Every agent outside the kernel, listener and MCP server (shown in the view, closed
-        # by close()), and what the agents' sessions see of the host.
+        # Agents outside the kernel, listeners, MCP servers (in the view, closed by close()).
         self._connections = Connections(self._lock)
         self._sessions = _SessionPort(self)
         # The capability broker (docs/capabilities.md). artifact.save writes under
@@ -169,7 +168,8 @@ class Host:
         )
         rates = {"events_per_second": events_per_second, "event_burst": 2 * events_per_second}
         config = {"min_height": min_height, "max_height": max_height, **rates}
-        self._views = ViewPort(self, self._user, self._connections, self._broker.views, config)
+        consent = self._broker.views  # the consent cards' side of the broker
+        self._views = ViewPort(self, self.trust, self._user, self._connections, consent, config)
 
     @property
     def surfaces(self) -> SurfacesView:

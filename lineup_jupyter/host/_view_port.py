@@ -16,8 +16,8 @@ from ._connections import Connections
 from ._user_acts import UserActs
 
 if TYPE_CHECKING:
+    from ..appcenter._trust import BundleTrust
     from ..capabilities._consent import ConsentViews
-    from ._host import Host
 
 __all__ = ["ViewPort"]
 
@@ -27,13 +27,15 @@ class ViewPort:
 
     def __init__(
         self,
-        host: Host,
+        host: object,  # the Host, handed to its views as it is (never imported: no cycle)
+        trust: BundleTrust,
         user: UserActs,
         connections: Connections,
         consent: ConsentViews,
         config: dict[str, Any],
     ) -> None:
         self._host = host
+        self._trust = trust
         self._user = user
         self._connections = connections
         self._consent = consent
@@ -43,7 +45,7 @@ class ViewPort:
 
     def widget(self) -> Any:
         if self._widget is None:
-            trust = self._host.trust.summary()
+            trust = self._trust.summary()
             self._widget = views().host(
                 self._host, self, self._consent, trust=trust, **self._config
             )
