@@ -871,7 +871,7 @@ def test_H14_simple_patterns_are_accepted() -> None:
 
 def test_H1_an_unknown_field_names_only_the_fields_of_its_kind(host: Host, sent: Recorder) -> None:
     """H1: a misspelt field gets a "did you mean" and the fields a text component has, not
-    those of all eight kinds."""
+    those of every kind."""
     error = assert_envelope_refused_once(
         host,
         sent,

@@ -6,9 +6,10 @@ into the caller: the host answers with exactly one refusal (a ``lineup.v1.error`
 The Host builds the registries, the bus, the broker and the app center, and hands each part
 what it needs: the intake (_intake.py) checks and acts on agent envelopes, the inventory
 (_inventory.py) makes and resends client.inventory, the user's acts (_user_acts.py) check
-and relay a surface's events, a close and an answer. The host runs without a browser; its
-widget (``host.widget``, shown by displaying the host) only watches it and relays what the
-browser says.
+and relay a surface's events, a close and an answer, the outbox (_outbox.py) stamps what the
+client sends, the connections (_connections.py) hold the agents outside the kernel. The host
+runs without a browser; its widget (``host.widget``, shown by displaying the host) only
+watches it and relays what the browser says, through its port (_view_port.py).
 """
 
 from __future__ import annotations
