@@ -19,8 +19,11 @@ from lineup_jupyter.protocol._models import (
     COMPONENT_VERSIONS,
     QUESTION_KINDS,
     ComponentAnswerPayload,
+    ComponentKind,
     ComponentShow,
     ComponentSpec,
+    MarkdownComponent,
+    _Component,
 )
 from lineup_jupyter.widgets import _static
 
@@ -99,3 +102,15 @@ def test_H14_a_question_kind_without_an_answer_check_refuses_every_answer(
     assert _components._problem_with(spec, True) is None
     monkeypatch.delitem(_components.ANSWER_CHECKS, "confirm")
     assert _components._problem_with(spec, True) == "this host cannot check an answer to a confirm"
+
+
+def test_a_kind_declared_without_its_literal_is_refused_at_once() -> None:
+    """A model that does not name its kind cannot be declared (it would have no tag in the
+    union); the error says what to write. Control: a model that names it is declared."""
+
+    class Nameless(_Component):
+        pass
+
+    with pytest.raises(TypeError, match=r"Nameless must name its kind: kind: Literal\['name'\]"):
+        ComponentKind(Nameless)
+    assert ComponentKind(MarkdownComponent).kind == "markdown"

@@ -543,6 +543,10 @@ class ComponentKind:
         return literal
 
     def __post_init__(self) -> None:
+        field = self.model.model_fields.get("kind")
+        names = get_args(field.annotation) if field is not None else ()
+        if len(names) != 1 or not isinstance(names[0], str):
+            raise TypeError(f"{self.model.__name__} must name its kind: kind: Literal['name']")
         if not self.renderer:
             object.__setattr__(self, "renderer", self.kind)
 
