@@ -12,6 +12,7 @@ import { BLOCKS_STYLE, Blocks } from "./blocks.js";
 import { ACCEPT, button, element, STYLED } from "./dom.js";
 import { DrawQueue, lastIndexOf, paced } from "./paced.js";
 import {
+  COMPONENT_RENDERERS,
   MARKDOWN_ATTRIBUTES,
   MARKDOWN_IMAGE_PATTERN,
   MARKDOWN_LINK_REL,
@@ -237,42 +238,59 @@ function draw(view, answer) {
   card.dataset.componentId = view.component_id;
   // Which agent said it, drawn by CSS from the attribute (text, never markup).
   if (typeof view.owner === "string") card.dataset.owner = `agent ${view.owner}`;
-  switch (view.kind) {
-    case "markdown": {
-      const body = element("div", "lineup-markdown");
-      body.append(checkedFragment(String(view.html ?? "")));
-      card.append(body);
-      break;
-    }
-    case "text":
-      card.append(element("pre", "lineup-text", String(view.text)));
-      break;
-    case "status": {
-      card.setAttribute("role", "status");
-      card.dataset.state = String(view.state);
-      const dot = element("span", "lineup-state");
-      dot.setAttribute("aria-hidden", "true");
-      card.append(dot, element("span", "lineup-label", String(view.label)));
-      break;
-    }
-    case "progress":
-      drawProgress(card, view);
-      break;
-    case "error":
-      card.setAttribute("role", "alert");
-      card.append(element("strong", "lineup-code", String(view.code)), ` ${String(view.message)}`);
-      break;
-    case "choice":
-    case "confirm":
-    case "input":
-      drawQuestion(card, view, answer);
-      break;
-    default:
-      // A kind this view does not know (a newer kernel): say so, as text.
-      card.append(element("span", "lineup-outcome", `[lineup] cannot draw a ${String(view.kind)}`));
-  }
+  const render = rendererOf(view.kind);
+  // A kind this view does not know (a newer kernel): say so, as text.
+  if (render === undefined)
+    card.append(element("span", "lineup-outcome", `[lineup] cannot draw a ${String(view.kind)}`));
+  else render(card, view, answer);
   return card;
 }
+
+/**
+ * The renderer of a kind, own names only (a kind is never "toString"). @param {string} kind
+ * @returns {Renderer | undefined}
+ */
+export function rendererOf(kind) {
+  /** @type {Readonly<Record<string, string>>} */
+  const names = COMPONENT_RENDERERS;
+  const name = Object.hasOwn(names, kind) ? names[kind] : undefined;
+  return name !== undefined && Object.hasOwn(RENDERERS, name) ? RENDERERS[name] : undefined;
+}
+
+/**
+ * @typedef {(card: HTMLElement, view: ComponentView,
+ *   answer: (view: ComponentView, status: "answered" | "cancelled", value?: any) => void) => void} Renderer
+ */
+
+/**
+ * Each component kind's renderer, under the name its declaration gives it (protocol/_models.py
+ * COMPONENT_KINDS, here as COMPONENT_RENDERERS); widgets/_static.py registers the saved view's
+ * under the same names, and js/tests/components.test.js finds a declared name missing here.
+ * @type {Readonly<Record<string, Renderer>>}
+ */
+export const RENDERERS = Object.freeze({
+  markdown(card, view) {
+    const body = element("div", "lineup-markdown");
+    body.append(checkedFragment(String(view.html ?? "")));
+    card.append(body);
+  },
+  text(card, view) {
+    card.append(element("pre", "lineup-text", String(view.text)));
+  },
+  status(card, view) {
+    card.setAttribute("role", "status");
+    card.dataset.state = String(view.state);
+    const dot = element("span", "lineup-state");
+    dot.setAttribute("aria-hidden", "true");
+    card.append(dot, element("span", "lineup-label", String(view.label)));
+  },
+  progress: drawProgress,
+  error(card, view) {
+    card.setAttribute("role", "alert");
+    card.append(element("strong", "lineup-code", String(view.code)), ` ${String(view.message)}`);
+  },
+  question: drawQuestion,
+});
 
 /** @param {HTMLElement} card @param {ComponentView} view */
 function drawProgress(card, view) {

@@ -15,15 +15,73 @@ import asyncio
 import inspect
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..protocol._errors import LineUpError
 from ..runtime._threads import call_soon_on
 
 if TYPE_CHECKING:
-    from ._agent import Agent, SurfaceEvent
+    from collections.abc import Awaitable, Mapping, Sequence
 
-__all__ = ["Model", "ToolStyle", "run_tool", "tool_definitions", "tool_loop"]
+    from ..core._ports import AgentHost
+    from ._calls import CallHandle
+
+
+__all__ = ["Model", "ToolAgent", "ToolStyle", "run_tool", "tool_definitions", "tool_loop"]
+
+
+class SurfaceEventLike(Protocol):
+    """What a tool reads of an agent's SurfaceEvent."""
+
+    @property
+    def event(self) -> str: ...
+
+    @property
+    def data(self) -> dict[str, Any]: ...
+
+
+class ToolAgent(Protocol):
+    """What the tools use of an in-kernel Agent (_agent.py): its acts, never its class, so
+    this module does not import the one that imports it."""
+
+    host: AgentHost
+    inventory: dict[str, Any] | None
+
+    def open(
+        self,
+        instance_id: str,
+        *,
+        html: str,
+        css: str = ...,
+        js: str = ...,
+        state: dict[str, Any] | None = ...,
+        name: str | None = ...,
+    ) -> None: ...
+
+    def patch(self, instance_id: str, state: dict[str, Any], *, merge: bool = ...) -> None: ...
+
+    def close(self, instance_id: str, reason: str = ...) -> None: ...
+
+    def say(self, markdown: str, *, component_id: str | None = ...) -> str: ...
+
+    def ask_choice(
+        self, prompt: str, options: Sequence[str] | Mapping[str, str], *, multiple: bool = ...
+    ) -> Awaitable[Any]: ...
+
+    def confirm(self, prompt: str) -> Awaitable[Any]: ...
+
+    def ask_input(self, prompt: str, **constraints: Any) -> Awaitable[Any]: ...
+
+    def call(
+        self, capability: str, arguments: dict[str, Any] | None = ..., *, reason: str
+    ) -> CallHandle: ...
+
+    def on_event(
+        self, event: str | None = ..., *, instance_id: str | None = ...
+    ) -> Callable[[Callable[[SurfaceEventLike], None]], object]: ...
+
+    def off(self, handler: Callable[..., Any]) -> int: ...
+
 
 ToolStyle = Literal["anthropic", "openai"]
 # model(messages, tools) -> {"role": "assistant", "content": str | None,
@@ -137,7 +195,7 @@ def _schemas(capabilities: list[str]) -> dict[str, tuple[str, dict[str, Any]]]:
     }
 
 
-def tool_definitions(agent: Agent, style: ToolStyle = "anthropic") -> list[dict[str, Any]]:
+def tool_definitions(agent: ToolAgent, style: ToolStyle = "anthropic") -> list[dict[str, Any]]:
     """The agent's actions as tool definitions: ``{"name", "description", "input_schema"}``
     (``style="anthropic"``) or ``{"type": "function", "function": {"name", "description",
     "parameters"}}`` (``style="openai"``). The capabilities offered are those of the agent's
@@ -158,7 +216,7 @@ def tool_definitions(agent: Agent, style: ToolStyle = "anthropic") -> list[dict[
     return tools
 
 
-async def run_tool(agent: Agent, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+async def run_tool(agent: ToolAgent, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     """Run one tool; the result, or ``{"error": ...}`` when it was refused or malformed."""
     try:
         return await _run(agent, name, arguments)
@@ -169,7 +227,7 @@ async def run_tool(agent: Agent, name: str, arguments: dict[str, Any]) -> dict[s
         return {"error": f"{type(error).__name__}: {text}"}
 
 
-async def _run(agent: Agent, name: str, args: dict[str, Any]) -> dict[str, Any]:
+async def _run(agent: ToolAgent, name: str, args: dict[str, Any]) -> dict[str, Any]:
     if name == "open_surface":
         agent.open(
             args["instance_id"],
@@ -207,18 +265,18 @@ async def _run(agent: Agent, name: str, args: dict[str, Any]) -> dict[str, Any]:
 
 
 async def _next_event(
-    agent: Agent, instance_id: str, event: str | None, args: dict[str, Any]
+    agent: ToolAgent, instance_id: str, event: str | None, args: dict[str, Any]
 ) -> dict[str, Any]:
     if instance_id not in agent.host.surfaces:
         raise ValueError(f"no surface {instance_id!r} is open")
     loop = asyncio.get_running_loop()
-    seen: asyncio.Future[SurfaceEvent] = loop.create_future()
+    seen: asyncio.Future[SurfaceEventLike] = loop.create_future()
 
-    def settle(happened: SurfaceEvent) -> None:
+    def settle(happened: SurfaceEventLike) -> None:
         if not seen.done():
             seen.set_result(happened)
 
-    def heard(happened: SurfaceEvent) -> None:  # on whichever thread delivers it
+    def heard(happened: SurfaceEventLike) -> None:  # on whichever thread delivers it
         call_soon_on(loop, settle, happened)
 
     agent.on_event(event, instance_id=instance_id)(heard)
@@ -232,7 +290,7 @@ async def _next_event(
 
 
 async def tool_loop(
-    agent: Agent,
+    agent: ToolAgent,
     model: Model,
     messages: list[dict[str, Any]],
     *,

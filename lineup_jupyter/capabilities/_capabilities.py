@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from ..core._schemas import schema_error
 from ..protocol import rules
@@ -24,6 +25,7 @@ Risk = Literal["display_only", "user_confirmation", "system_permission", "restri
 Handler = Callable[[dict[str, Any]], "dict[str, Any] | None"]
 BrowserCheck = Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]
 Mode = Literal["allow", "deny", "ask"]
+HandlerT = TypeVar("HandlerT", bound=Callable[..., Any])  # what @host.capability returns
 
 ANY_OBJECT: dict[str, Any] = {"type": "object"}
 
@@ -113,6 +115,37 @@ class Capabilities:
         self._revoked.discard(name)
         self._on_change()
         return capability
+
+    def decorator(
+        self,
+        name: str,
+        *,
+        risk: Risk,
+        input_schema: dict[str, Any] | None,
+        version: str,
+        description: str | None,
+        lock: AbstractContextManager[Any],
+    ) -> Callable[[HandlerT], HandlerT]:
+        """What ``@host.capability(...)`` returns: it declares the function it decorates as
+        the capability's handler, under ``lock``; its docstring is the description unless
+        one is given."""
+
+        def declare(handler: HandlerT) -> HandlerT:
+            doc = (handler.__doc__ or "").strip()
+            with lock:
+                self.declare(
+                    Capability(
+                        name,
+                        risk,
+                        version=version,
+                        input_schema=dict(ANY_OBJECT) if input_schema is None else input_schema,
+                        handler=handler,
+                        description=doc if description is None else description,
+                    )
+                )
+            return handler
+
+        return declare
 
     def revoke(self, name: str) -> None:
         """Withdraw a capability: it is no longer listed, and calls get ``unsupported`` (C3)."""

@@ -165,6 +165,8 @@ class Surfaces(Mapping[str, SurfaceInstance]):
     serialises every change (so the registry needs none of its own)."""
 
     def __init__(self, limits: Limits, *, state_history: int = 20) -> None:
+        if state_history < 0:
+            raise UsageError(f"[lineup] state_history must be 0 or more, not {state_history}")
         self._limits = limits
         self._instances: dict[str, SurfaceInstance] = {}
         self._generation = 0

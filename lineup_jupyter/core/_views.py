@@ -23,7 +23,7 @@ __all__ = ["Views", "provide", "views"]
 class Views:
     """The widgets' makers (widgets/_widget.py), as the layers below call them."""
 
-    host: Callable[..., Any]  # HostWidget(host, consent, trust=..., **config)
+    host: Callable[..., Any]  # HostWidget(host, port, consent, trust=..., **config)
     inspector: Callable[[Any], Any]  # InspectorWidget(host)
     app_center: Callable[[Any], Any]  # AppCenterWidget(center)
     # point_to(kind, target, label, outcome): the awaiting cell shows where the user answers.

@@ -6,37 +6,33 @@ into the caller: the host answers with exactly one refusal (a ``lineup.v1.error`
 The Host builds the registries, the bus, the broker and the app center, and hands each part
 what it needs: the intake (_intake.py) checks and acts on agent envelopes, the inventory
 (_inventory.py) makes and resends client.inventory, the user's acts (_user_acts.py) check
-and relay a surface's events, a close and an answer. The host runs without a browser; its
-widget (``host.widget``, shown by displaying the host) only watches it and relays what the
-browser says.
+and relay a surface's events, a close and an answer, the outbox (_outbox.py) stamps what the
+client sends, the connections (_connections.py) hold the agents outside the kernel. The host
+runs without a browser; its widget (``host.widget``, shown by displaying the host) only
+watches it and relays what the browser says, through its port (_view_port.py).
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Collection
+import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-from ..agents._remote import ENDED
 from ..appcenter._apps import AppCenter, Change
 from ..appcenter._trust import BundleTrust
 from ..capabilities._audit import Audit
 from ..capabilities._broker import Broker, Decision, PendingCall
 from ..capabilities._builtins import builtin_capabilities
-from ..capabilities._capabilities import ANY_OBJECT, Capabilities, Capability, Policy, Risk
+from ..capabilities._capabilities import Capabilities, HandlerT, Policy, Risk
 from ..core._bus import Bus, History, Subscription
 from ..core._components import ComponentChange, Components, ComponentsView
 from ..core._identity import KERNEL, Identities
 from ..core._surfaces import StateRevision, SurfaceChange, Surfaces, SurfacesView
-from ..core._views import views
 from ..mcp._apps import McpApps
-from ..protocol import (
-    UiClosePayload,
-    rules,
-)
-from ..protocol._envelopes import new_envelope, now_iso
+from ..protocol import rules
 from ..protocol._errors import ProtocolError, UsageError
 from ..protocol._validate import (
     DEFAULT_LIMITS,
@@ -45,10 +41,12 @@ from ..protocol._validate import (
 )
 from ..runtime._problems import Problems
 from ..runtime._store import data_dir as _data_dir
-from ..runtime._watchers import Watchers
+from ._connections import Connections
 from ._intake import Intake
 from ._inventory import Inventory
+from ._outbox import Outbox
 from ._user_acts import UserActs
+from ._view_port import ViewPort
 
 if TYPE_CHECKING:
     import ssl
@@ -63,9 +61,20 @@ if TYPE_CHECKING:
 
 __all__ = ["Host", "session_port"]
 
-HandlerT = TypeVar("HandlerT", bound=Callable[..., Any])  # what @host.capability returns
 
-_CLOSED_AGENTS_SHOWN = 10  # ended connections still listed in the view, the latest
+def _for_the_widget(name: str) -> Callable[..., Any]:
+    """A call moved to the widget's port (_view_port.py), kept a while with a warning."""
+
+    def moved(host: Host, *args: Any, **kwargs: Any) -> Any:
+        warnings.warn(
+            f"Host.{name} is the host widget's own call, not public API; it will be removed",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(host._views, name)(*args, **kwargs)
+
+    moved.__name__ = moved.__qualname__ = name
+    return moved
 
 
 class Host:
@@ -102,8 +111,7 @@ class Host:
         self._bus = Bus(
             conversation_id, history_size=history_size, on_handler_error=self.problems.report
         )
-        if state_history < 0:
-            raise UsageError(f"[lineup] state_history must be 0 or more, not {state_history}")
+        self._send = Outbox(self._bus, conversation_id, client_id).send  # every part's Send
         # The registries change only through the host (its lock, history and bus); users
         # get read-only views of them (host.surfaces, host.components).
         self._surfaces = Surfaces(self.limits, state_history=state_history)
@@ -112,20 +120,9 @@ class Host:
         self._components_view = self._components.view()
         self._lock = threading.RLock()
         self._identities = Identities()  # agent id -> the endpoint speaking for it (H41)
-        self._widget: Any = None
-        self._inspector: Any = None
-        # Every agent outside the kernel (shown in the view, closed by close()), and the
-        # listeners this host opened.
-        self._remote_agents: list[RemoteAgent] = []
-        self._listeners: list[WebSocketListener] = []
-        self._connection_watchers: Watchers[[]] = Watchers("connection")
-        self._sessions = _SessionPort(self)  # what the agents' sessions see of the host
-        self._view_config = {
-            "min_height": min_height,
-            "max_height": max_height,
-            "events_per_second": events_per_second,
-            "event_burst": 2 * events_per_second,
-        }
+        # Agents outside the kernel, listeners, MCP servers (in the view, closed by close()).
+        self._connections = Connections(self._lock)
+        self._sessions = _SessionPort(self)
         # The capability broker (docs/capabilities.md). artifact.save writes under
         # artifacts_dir, read at each save; the audit lives in the data dir (_store.py).
         self.artifacts_dir = Path(artifacts_dir or Path.cwd() / "artifacts")
@@ -133,7 +130,8 @@ class Host:
             self,
             Audit(_data_dir(data_dir) / "audit.sqlite3"),
             send=self._send,
-            on_visibility_changed=self._capabilities_changed,
+            # made before the inventory it tells of a change
+            on_visibility_changed=lambda: self._inventory.capabilities_changed(),
         )
         # The app center (docs/apps.md): installed apps, their cache, the inventory revision.
         self.apps = AppCenter(
@@ -161,7 +159,6 @@ class Host:
         )
         # MCP servers as agents of this host, their apps in its view (docs/mcp-apps.md).
         self._mcp_apps = McpApps(self._bus.history, self._broker.audit, conversation_id)
-        self._mcp_servers: list[McpServer] = []
         self._user = UserActs(
             lock=self._lock,
             bus=self._bus,
@@ -170,6 +167,10 @@ class Host:
             intake=self._intake,
             send=self._send,
         )
+        rates = {"events_per_second": events_per_second, "event_burst": 2 * events_per_second}
+        config = {"min_height": min_height, "max_height": max_height, **rates}
+        consent = self._broker.views  # the consent cards' side of the broker
+        self._views = ViewPort(self, self.trust, self._user, self._connections, consent, config)
 
     @property
     def surfaces(self) -> SurfacesView:
@@ -192,75 +193,34 @@ class Host:
     # ---- the contract ----------------------------------------------------------------
 
     def receive(self, raw: Any) -> ProtocolError | None:
-        """Take one agent->client envelope (dict, JSON text or bytes, or a model).
-
-        Returns None when accepted, or the ProtocolError that refused it; never raises for bad
-        input. A refused message changes nothing and gets exactly one answer on the bus.
-        The kernel speaks for the agent ids it sends as (H41): an id a connection outside the
-        kernel speaks for is refused here, and the kernel's ids are refused to connections.
-        """
-        return self._receive(raw, KERNEL)
-
-    def _receive(self, raw: Any, endpoint: object) -> ProtocolError | None:
-        """``receive`` from one endpoint: the kernel, or a connection (_remote.py)."""
-        return self._intake.receive(raw, endpoint)
+        """Take one agent->client envelope (dict, JSON text or bytes, or a model). Returns
+        None when accepted, or the ProtocolError that refused it; never raises for bad input.
+        A refused message changes nothing and gets exactly one answer on the bus. The kernel
+        speaks for the agent ids it sends as (H41): an id a connection outside the kernel
+        speaks for is refused here, and the kernel's ids are refused to connections."""
+        return self._intake.receive(raw, KERNEL)
 
     def subscribe(self, callback: Callable[[dict[str, Any]], None]) -> Subscription:
         """Call ``callback(envelope_dict)`` for every client->agent envelope this host sends,
         starting with the current ``client.inventory``, at once and to it alone (C1: the
         session is set up when someone listens); every later revision follows like any
-        envelope. Returns a Subscription; call it (or ``.close()``) to unsubscribe.
-        """
+        envelope. Returns a Subscription; call it (or ``.close()``) to unsubscribe."""
         with self._lock:  # nothing is sent between the subscription and its inventory
             subscription = self._bus.subscribe(callback)
             self._send("lineup.v1.client.inventory", self.inventory, to=None, only=subscription)
         return subscription
 
-    # ---- what the client sends -------------------------------------------------------
-
-    def _send(
-        self,
-        type_: str,
-        payload: dict[str, Any],
-        *,
-        to: str | None,
-        endpoint: object = None,
-        only: Subscription | None = None,
-    ) -> dict[str, Any]:
-        message = new_envelope(
-            type_,
-            payload,
-            conversation_id=self.conversation_id,
-            sender=("client", self.client_id),
-            target=None if to is None else ("agent", to),
-            ts=now_iso(),
-        )
-        self._bus.send(message, endpoint=endpoint, only=only)
-        return message
-
     def surface_message(self, instance_id: str, message: Any) -> ProtocolError | None:
         """A message a surface frame sent upward (S4, U7-U9); the frame decides the instance.
-
         Valid ones reach the instance's agent as ``ui.event`` (U8). Refused ones are recorded
         and reported to that agent as ``lineup.v1.error``, and returned, never raised (like
-        ``receive``: the frame's code is at fault, not the caller's); nothing else changes.
-        """
+        ``receive``: the frame's code is at fault, not the caller's); nothing else changes."""
         return self._user.surface_message(instance_id, message)
 
     def user_event(self, instance_id: str, event: str, data: dict[str, Any] | None = None) -> None:
         """What ``LineUpSurface.event(event, data)`` in surface ``instance_id`` does (U7, U8).
         Raises the ProtocolError when refused (recorded and told to the agent, as a frame's)."""
-        error = self.surface_message(
-            instance_id,
-            {
-                "namespace": rules.SURFACE_NAMESPACE,
-                "type": "event",
-                "event": event,
-                "data": {} if data is None else data,
-            },
-        )
-        if error is not None:
-            raise error
+        self._user.user_event(instance_id, event, data)
 
     def user_close(self, instance_id: str) -> None:
         """The user closed a surface with the host's close button: it closes, the agent hears
@@ -269,11 +229,9 @@ class Host:
 
     def answer(self, component_id: str, status: str = "answered", value: Any = None) -> None:
         """The user's answer to a question (choice, confirm, input), or their cancel (H14).
-
         The view calls this; a notebook or a test may too. The answer is checked against the
         question here (the kernel decides) and reaches the agent that asked, exactly once; a
-        refused one is recorded and raised as a ProtocolError (the question stays open).
-        """
+        refused one is recorded and raised as a ProtocolError (the question stays open)."""
         self._user.answer(component_id, status, value)
 
     # ---- inventory (C1, C2, C4) ------------------------------------------------------
@@ -314,30 +272,18 @@ class Host:
         version: str = "1.0",
         description: str | None = None,
     ) -> Callable[[HandlerT], HandlerT]:
-        """Decorator: declare a capability whose handler is the decorated function.
-
-        The handler gets the call's arguments (already checked against ``input_schema``) and
+        """Decorator: declare a capability whose handler is the decorated function. The
+        handler gets the call's arguments (already checked against ``input_schema``) and
         returns a JSON object (or None) as the result; raising CapabilityError fails the call
-        with its message. Declaring is never authorizing: the policy and the user decide.
-        """
-
-        def declare(handler: HandlerT) -> HandlerT:
-            with self._lock:
-                self._broker.capabilities.declare(
-                    Capability(
-                        name,
-                        risk,
-                        version=version,
-                        input_schema=dict(ANY_OBJECT) if input_schema is None else input_schema,
-                        handler=handler,
-                        description=(handler.__doc__ or "").strip()
-                        if description is None
-                        else description,
-                    )
-                )
-            return handler
-
-        return declare
+        with its message. Declaring is never authorizing: the policy and the user decide."""
+        return self._broker.capabilities.decorator(
+            name,
+            risk=risk,
+            input_schema=input_schema,
+            version=version,
+            description=description,
+            lock=self._lock,
+        )
 
     @property
     def capabilities(self) -> Capabilities:
@@ -355,13 +301,6 @@ class Host:
         with self._lock:
             return list(self._broker.pending.values())
 
-    def fail_waiting_calls(self, capabilities: Collection[str], reason: str) -> None:
-        """The calls of ``capabilities`` still waiting for the user end ``failed`` with
-        ``reason`` (their cards withdrawn, the answers audited): what they would run is gone
-        (an MCP server that ended)."""
-        with self._lock:
-            self._broker.fail_waiting(capabilities, reason)
-
     def decide(
         self,
         call_id: str,
@@ -373,11 +312,9 @@ class Host:
     ) -> dict[str, Any]:
         """Decide a waiting call as the user ('allow', 'deny' or 'cancel'); returns the
         app.result payload the agent got. The view calls this on a click; so can a test.
-
         ``remember`` keeps an allow for the session (user_confirmation only, C8);
         ``typed_name`` is the restricted tier's extra act (H23); ``outcome`` is what the
-        browser reported for a capability that runs there (H21).
-        """
+        browser reported for a capability that runs there (H21)."""
         with self._lock:
             return self._broker.decide(
                 call_id, decision, remember=remember, typed_name=typed_name, outcome=outcome
@@ -395,38 +332,10 @@ class Host:
                 "lineup.v1.app.list", {"capabilities": self._broker.list_entries()}, to=to
             )
 
-    def _capabilities_changed(self) -> None:
-        # The broker's callback: it is made before the inventory it tells.
-        self._inventory.capabilities_changed()
-
     def _apps_changed(self, app_id: str, change: Change) -> None:
-        """The app center changed (C1): a disabled or removed app's open surfaces close and
-        their agents hear ui.event 'close' (H35); agents that saw the inventory get a new one."""
+        # The app center's (C1): the app's surfaces close (H35), then a new inventory (C2).
         with self._lock:
-            if change in ("disabled", "removed"):
-                for instance_id, (generation, declared_app, _) in list(
-                    self._intake.declared.items()
-                ):
-                    instance = self._surfaces.get(instance_id)
-                    if instance is None or instance.generation != generation:
-                        del self._intake.declared[instance_id]  # closed or replaced since
-                        continue
-                    if declared_app != app_id:
-                        continue
-                    del self._intake.declared[instance_id]
-                    self._surfaces.close(
-                        None,
-                        UiClosePayload.model_construct(instance_id=instance_id, reason=change),
-                    )
-                    self._send(
-                        "lineup.v1.ui.event",
-                        {
-                            "instance_id": instance_id,
-                            "event": "close",
-                            "data": {"reason": f"app_{change}", "app_id": app_id},
-                        },
-                        to=instance.owner,
-                    )
+            self._intake.app_changed(app_id, change)
             self._inventory.apps_changed()
 
     @property
@@ -434,7 +343,7 @@ class Host:
         """The bundle policy: which inline bundles may open (H37, docs/apps.md)."""
         return self.apps.trust
 
-    # ---- for the notebook and the inspector -----------------------------------------
+    # ---- in the notebook: the history, the inspector, the widget ----------------------
 
     @property
     def history(self) -> History:
@@ -450,39 +359,25 @@ class Host:
     def inspector(self) -> Any:
         """The inspector's widget (made on first use): the conversation's history, refusals,
         calls, inventory revisions and surface states in a cell (docs/agents.md)."""
-        if self._inspector is None:
-            self._inspector = views().inspector(self)
-        return self._inspector
+        return self._views.inspector()
 
     def watch_surfaces(self, watcher: Callable[[SurfaceChange], None]) -> Callable[[], None]:
         """Call ``watcher(change)`` after each open, patch or close; returns the unwatch."""
         return self._surfaces.watch(watcher)
 
     def watch_components(self, watcher: Callable[[ComponentChange], None]) -> Callable[[], None]:
-        """Call ``watcher(change)`` after each show, update, answer or removal; returns the
-        unwatch."""
+        """Call ``watcher(change)`` after each show, update, answer or removal; the unwatch."""
         return self._components.watch(watcher)
-
-    def report_refused(self, instance_id: str, report: dict[str, Any]) -> ProtocolError:
-        """What the browser refused from a surface (S4, U7, U9, a flood): record it and tell
-        the instance's agent, so whoever writes the surface can see why nothing happened."""
-        return self._user.report_refused(instance_id, report)
 
     @property
     def mcp_apps(self) -> McpApps:
         """The MCP apps open in this host's view (docs/mcp-apps.md)."""
         return self._mcp_apps
 
-    # ---- in the notebook -----------------------------------------------------------
-
     @property
     def widget(self) -> Any:
         """The host's anywidget (made on first use); displaying the host displays it."""
-        if self._widget is None:
-            self._widget = views().host(
-                self, self._broker.views, trust=self.trust.summary(), **self._view_config
-            )
-        return self._widget
+        return self._views.widget()
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return self.widget._repr_mimebundle_(**kwargs)
@@ -506,11 +401,9 @@ class Host:
         env: Mapping[str, str] | None = None,
         agent_id: str | None = None,
     ) -> ProcessAgent:
-        """Start an agent process that speaks JSON lines on stdin/stdout (H40).
-
-        ``env`` adds to the kernel's environment. ``agent_id`` is the agent it speaks for;
-        without it, the first envelope's ``sender.id`` decides (H41). ``close()`` ends it.
-        """
+        """Start an agent process that speaks JSON lines on stdin/stdout (H40). ``env`` adds
+        to the kernel's environment. ``agent_id`` is the agent it speaks for; without it, the
+        first envelope's ``sender.id`` decides (H41). ``close()`` ends it."""
         from ..agents._stdio import ProcessAgent
 
         return ProcessAgent(self._sessions, argv, cwd=cwd, env=env, agent_id=agent_id)
@@ -536,76 +429,45 @@ class Host:
         """Let agents connect on 127.0.0.1:``port`` with ``token`` (made up if None) (H43)."""
         from ..agents._listener import WebSocketListener
 
-        listener = WebSocketListener(self._sessions, port, token=token)
-        self._listeners.append(listener)
-        return listener
+        return self._connections.add_listener(WebSocketListener(self._sessions, port, token=token))
 
     def connect_mcp(
         self, server: Any, *, name: str | None = None, timeout: float = 30.0
     ) -> McpServer:
         """Connect to an MCP server and list its tools (docs/mcp-apps.md); it becomes the
         agent ``mcp.<name>``, and ``server.open(tool, arguments)`` shows a tool's app here.
-
         ``server``: a command as a list (stdio), an ``http(s)://`` URL (streamable HTTP),
         ``mcp.StdioServerParameters``, or a server object (in-process). ``name`` replaces
         the server's own; ``timeout`` is every request's deadline, in seconds. Needs the
-        ``mcp`` extra: ``pip install 'lineup-jupyter[mcp]'``.
-        """
+        ``mcp`` extra: ``pip install 'lineup-jupyter[mcp]'``."""
         from ..mcp._server import McpServer
 
-        with self._lock:
-            live = [s for s in self._mcp_servers if s.status != "ended"]
-        if len(live) >= self.limits.max_mcp_servers:  # H44: each costs threads and pipes
-            raise UsageError(
-                f"[lineup] {len(live)} MCP servers are connected, this host's limit "
-                "(Limits.max_mcp_servers); close one (server.close()) first"
+        self._connections.mcp_room(self.limits.max_mcp_servers)
+        changed = self._connections.changed
+        fail = self._broker.fail_waiting
+        return self._connections.add_mcp(
+            McpServer(
+                self, server, name=name, timeout=timeout, on_change=changed, fail_waiting=fail
             )
-        connected = McpServer(self, server, name=name, timeout=timeout, on_change=self._mcp_changed)
-        with self._lock:
-            ended = [s for s in self._mcp_servers if s.status == "ended"]
-            dropped = ended[: max(0, len(ended) + 1 - _CLOSED_AGENTS_SHOWN)]
-            for gone in dropped:
-                self._mcp_servers.remove(gone)
-            self._mcp_servers.append(connected)
-        for gone in dropped:  # no longer listed: what it still holds is let go
-            gone.close()
-        self._mcp_changed()
-        return connected
-
-    def _mcp_changed(self) -> None:
-        if self._connection_watchers:
-            self._connection_watchers.notify()
+        )
 
     @property
     def mcp_servers(self) -> list[McpServer]:
         """The MCP servers this host connected to, the ended ones too (the last few), with
         their ``status`` and ``problem``; the host's view lists them with the agents."""
-        return list(self._mcp_servers)
+        return self._connections.mcp_servers
 
     @property
     def remote_agents(self) -> list[RemoteAgent]:
         """The agents outside the kernel: processes, WebSockets, and those that connected to
         a listener; the ended ones too (the last few), with their ``status`` and ``problem``."""
-        return list(self._remote_agents)
-
-    def watch_connections(self, watcher: Callable[[], None]) -> Callable[[], None]:
-        """Call ``watcher()`` when an agent outside the kernel connects, is named, or ends."""
-        return self._connection_watchers.add(watcher)
+        return self._connections.agents
 
     def close(self) -> None:
         """Close every agent process, WebSocket and listener this host started, and its
         audit and app registry files. Closing twice does nothing; a closed host is not used
         again. (A kernel that exits ends its agent processes anyway.)"""
-        with self._lock:
-            agents, self._remote_agents = self._remote_agents, []
-            listeners, self._listeners = self._listeners, []
-            servers, self._mcp_servers = self._mcp_servers, []
-        for server in servers:
-            server.close()
-        for agent in agents:  # an ended agent's close does nothing more
-            agent.close()
-        for listener in listeners:
-            listener.close()
+        self._connections.close()
         self.audit.close()
         self.apps.close()
 
@@ -614,6 +476,10 @@ class Host:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    # Deprecated, and not public API: only the host's widget calls them (its port now).
+    report_refused = _for_the_widget("report_refused")
+    watch_connections = _for_the_widget("watch_connections")
 
 
 class _SessionPort:
@@ -640,7 +506,7 @@ class _SessionPort:
         return self._host.inventory
 
     def receive(self, raw: str | bytes, endpoint: object) -> None:
-        self._host._receive(raw, endpoint)
+        self._host._intake.receive(raw, endpoint)
 
     def send(
         self, type_: str, payload: dict[str, Any], *, to: str | None, endpoint: object
@@ -656,17 +522,10 @@ class _SessionPort:
         return self._host._bus.subscribe(callback, endpoint=endpoint)
 
     def track(self, session: RemoteAgent) -> None:
-        host = self._host
-        with host._lock:  # a listener's agents arrive on its threads
-            ended = [a for a in host._remote_agents if a.status in ENDED]
-            for gone in ended[: max(0, len(ended) - _CLOSED_AGENTS_SHOWN)]:
-                host._remote_agents.remove(gone)
-            host._remote_agents.append(session)
-        self.changed()
+        self._host._connections.track(session)
 
     def changed(self) -> None:
-        if self._host._connection_watchers:
-            self._host._connection_watchers.notify()
+        self._host._connections.changed()
 
 
 def session_port(host: Host) -> SessionHost:

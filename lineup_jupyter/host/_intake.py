@@ -33,6 +33,7 @@ from ..protocol import (
     ComponentShow,
     EnvelopeHeader,
     UiClose,
+    UiClosePayload,
     UiOpen,
     UiPatch,
     bundle_integrity,
@@ -207,6 +208,33 @@ class Intake:
             )
         else:
             self.declared.pop(instance.instance_id, None)
+
+    def app_changed(self, app_id: str, change: str) -> None:
+        """The app center disabled or removed ``app_id`` (H35): each of its open surfaces
+        closes and its agent hears ui.event 'close' with the reason; the declarations of
+        surfaces closed or replaced since are dropped on the way. The caller holds the lock."""
+        if change not in ("disabled", "removed"):
+            return
+        for instance_id, (generation, declared_app, _) in list(self.declared.items()):
+            instance = self._surfaces.get(instance_id)
+            if instance is None or instance.generation != generation:
+                del self.declared[instance_id]  # closed or replaced since
+                continue
+            if declared_app != app_id:
+                continue
+            del self.declared[instance_id]
+            self._surfaces.close(
+                None, UiClosePayload.model_construct(instance_id=instance_id, reason=change)
+            )
+            self._send(
+                "lineup.v1.ui.event",
+                {
+                    "instance_id": instance_id,
+                    "event": "close",
+                    "data": {"reason": f"app_{change}", "app_id": app_id},
+                },
+                to=instance.owner,
+            )
 
     def _patch(self, envelope: UiPatch) -> None:
         self._surfaces.patch(envelope.sender.id, envelope.payload)

@@ -13,8 +13,8 @@ from typing import Any
 from ..appcenter._apps import AppCenter
 from ..capabilities._broker import Broker
 from ..core._ports import Send
-from ..protocol import rules
 from ..protocol._json import dumps
+from ..protocol._models import COMPONENT_VERSIONS
 
 __all__ = ["Inventory"]
 
@@ -57,8 +57,7 @@ class Inventory:
         return {
             "revision": str(self._apps.next_revision()),  # C2: persisted, never reused (H36)
             "standard_components": [
-                {"id": kind, "version": version}
-                for kind, version in rules.COMPONENT_VERSIONS.items()
+                {"id": kind, "version": version} for kind, version in COMPONENT_VERSIONS.items()
             ],
             "applications": self._apps.inventory_entries(),  # C5: enabled and verified
             "capabilities": self._broker.inventory_entries(),  # C7: after policy

@@ -73,6 +73,13 @@ class UserActs:
             )
             return None
 
+    def user_event(self, instance_id: str, event: str, data: dict[str, Any] | None) -> None:
+        """What ``LineUpSurface.event(event, data)`` in the surface does; raises the refusal."""
+        message = {"namespace": rules.SURFACE_NAMESPACE, "type": "event", "event": event}
+        error = self.surface_message(instance_id, {**message, "data": {} if data is None else data})
+        if error is not None:
+            raise error
+
     def user_close(self, instance_id: str) -> None:
         """Close the surface and tell its owner, or record the refusal and raise it."""
         with self._lock:

@@ -86,8 +86,6 @@ class McpHost(Protocol):
         self, agent_id: str, dispatch: Callable[[dict[str, Any]], None]
     ) -> Subscription: ...
 
-    def fail_waiting_calls(self, capabilities: Collection[str], reason: str) -> None: ...
-
 
 def fit_name(text: str) -> str:
     """``text`` as one segment of a capability name: lower case, [a-z0-9_-], a letter first."""
@@ -128,12 +126,14 @@ class McpServer:
         name: str | None = None,
         timeout: float = 30.0,
         on_change: Callable[[], None] | None = None,
+        fail_waiting: Callable[[Collection[str], str], None] | None = None,
     ) -> None:
         if timeout <= 0:
             raise UsageError(f"[lineup] timeout must be more than 0 seconds, not {timeout}")
         self._host = host
         self._apps = host.mcp_apps
         self._on_change = on_change  # the host view's agents line redraws
+        self._fail_waiting = fail_waiting  # the broker's: its calls waiting for the user end
         self._lock = threading.Lock()
         self._tickets: dict[str, Future[Any]] = {}
         self._waiting: dict[str, list[tuple[McpApp, Any, str]]] = {}  # call_id -> requests
@@ -407,10 +407,13 @@ class McpServer:
         view's problems line (a server that dies with no app open is seen too)."""
 
         def ended() -> None:
-            if self._declared:  # its tools' calls waiting for the user: failed, cards withdrawn
-                self._host.fail_waiting_calls(
-                    list(self._declared), f"the MCP server {self.name!r} ended: {reason}"[:4096]
-                )
+            if self._declared and self._fail_waiting is not None:
+                # Its tools' calls waiting for the user end failed (the answers audited),
+                # their cards withdrawn: what they would run is gone.
+                with self._host.lock:
+                    self._fail_waiting(
+                        list(self._declared), f"the MCP server {self.name!r} ended: {reason}"[:4096]
+                    )
             self._apps.server_ended(self, reason)
             if not self._closing and self._claimed:
                 self._host.problems.add(

@@ -6,6 +6,7 @@ from . import _rules as rules
 from ._integrity import bundle_bytes, bundle_integrity
 from ._json import dumps, size
 from ._models import (
+    COMPONENT_KINDS,
     AppCall,
     AppCallPayload,
     AppList,
@@ -23,6 +24,7 @@ from ._models import (
     ComponentAnswerPayload,
     ComponentAppend,
     ComponentAppendPayload,
+    ComponentKind,
     ComponentRemove,
     ComponentRemovePayload,
     ComponentShow,
@@ -59,6 +61,7 @@ from ._surface import validate_surface_message
 from ._validate import ENVELOPE_ADAPTER, Limits, validate_envelope
 
 __all__ = [
+    "COMPONENT_KINDS",
     "ENVELOPE_ADAPTER",
     "AppCall",
     "AppCallPayload",
@@ -77,6 +80,7 @@ __all__ = [
     "ComponentAnswerPayload",
     "ComponentAppend",
     "ComponentAppendPayload",
+    "ComponentKind",
     "ComponentRemove",
     "ComponentRemovePayload",
     "ComponentShow",

@@ -7,8 +7,9 @@ fields (host decision H1), so a typo such as ``instanceId`` is an error, not a s
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Annotated, Any, Literal, Union, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, Union, get_args
 
 from pydantic import (
     BaseModel,
@@ -29,6 +30,10 @@ from ._json import size
 from ._patterns import PatternError, compile_pattern
 
 __all__ = [
+    "COMPONENT_KINDS",
+    "COMPONENT_RENDERERS",
+    "COMPONENT_VERSIONS",
+    "QUESTION_KINDS",
     "AppCall",
     "AppCallPayload",
     "AppList",
@@ -46,6 +51,7 @@ __all__ = [
     "ComponentAnswerPayload",
     "ComponentAppend",
     "ComponentAppendPayload",
+    "ComponentKind",
     "ComponentRemove",
     "ComponentRemovePayload",
     "ComponentShow",
@@ -371,6 +377,8 @@ Number = Annotated[Union[StrictInt, StrictFloat], Field(allow_inf_nan=False)]
 class _Component(WireModel):
     component_id: Id = _rule("H12")
     version: ShortVersion | None = _rule("C4", default=None)
+    if TYPE_CHECKING:  # each kind's model fixes it to its Literal; pydantic sees only those
+        kind: str
 
 
 class MarkdownComponent(_Component):
@@ -514,29 +522,68 @@ class InputComponent(_Component):
         return self
 
 
+@dataclass(frozen=True)
+class ComponentKind:
+    """One standard component kind, declared once (L2, H12, C4): its model (whose ``kind``
+    literal names it), the version this host draws, whether it is a question the user answers
+    exactly once (H14), and the name its renderers are registered under, in
+    ``widgets/_static.py`` (the saved notebook's view) and ``js/components.js`` (the browser's):
+    kinds drawn alike share one. Everything else that lists the kinds derives from
+    COMPONENT_KINDS: the union below, the inventory (C4), the generated JS constants, the
+    static view's and the browser's dispatch, and the tests."""
+
+    model: type[_Component]
+    version: str = "1"
+    question: bool = False
+    renderer: str = field(default="")
+
+    @property
+    def kind(self) -> str:
+        literal: str = get_args(self.model.model_fields["kind"].annotation)[0]
+        return literal
+
+    def __post_init__(self) -> None:
+        field = self.model.model_fields.get("kind")
+        names = get_args(field.annotation) if field is not None else ()
+        if len(names) != 1 or not isinstance(names[0], str):
+            raise TypeError(f"{self.model.__name__} must name its kind: kind: Literal['name']")
+        if not self.renderer:
+            object.__setattr__(self, "renderer", self.kind)
+
+
+COMPONENT_KINDS: Final = (
+    ComponentKind(MarkdownComponent),
+    ComponentKind(TextComponent),
+    ComponentKind(StatusComponent),
+    ComponentKind(ProgressComponent),
+    ComponentKind(ErrorComponent),
+    ComponentKind(ChoiceComponent, question=True, renderer="question"),
+    ComponentKind(ConfirmComponent, question=True, renderer="question"),
+    ComponentKind(InputComponent, question=True, renderer="question"),
+)
+# Derived from COMPONENT_KINDS, never written again elsewhere (js/protocol.generated.js too).
+COMPONENT_VERSIONS: Final = {kind.kind: kind.version for kind in COMPONENT_KINDS}
+QUESTION_KINDS: Final = tuple(kind.kind for kind in COMPONENT_KINDS if kind.question)
+COMPONENT_RENDERERS: Final = {kind.kind: kind.renderer for kind in COMPONENT_KINDS}
+
+
 def _component_kind(value: Any) -> str | None:
     kind = value.get("kind") if isinstance(value, dict) else getattr(value, "kind", None)
     # isinstance first: an unhashable kind (a list, an object) must be refused, not raise
-    return kind if isinstance(kind, str) and kind in r.COMPONENT_VERSIONS else None
+    return kind if isinstance(kind, str) and kind in COMPONENT_VERSIONS else None
 
 
-ComponentSpec = Annotated[
-    Union[
-        Annotated[MarkdownComponent, Tag("markdown")],
-        Annotated[TextComponent, Tag("text")],
-        Annotated[StatusComponent, Tag("status")],
-        Annotated[ProgressComponent, Tag("progress")],
-        Annotated[ErrorComponent, Tag("error")],
-        Annotated[ChoiceComponent, Tag("choice")],
-        Annotated[ConfirmComponent, Tag("confirm")],
-        Annotated[InputComponent, Tag("input")],
-    ],
-    Discriminator(
-        _component_kind,
-        custom_error_type="component_kind",
-        custom_error_message="H12 kind must be one of " + ", ".join(r.COMPONENT_VERSIONS),
-    ),
-]
+if TYPE_CHECKING:  # one of COMPONENT_KINDS' models; isinstance narrows it to one
+    ComponentSpec = _Component
+else:
+    ComponentSpec = Annotated[
+        Union[tuple(Annotated[kind.model, Tag(kind.kind)] for kind in COMPONENT_KINDS)],
+        Discriminator(
+            _component_kind,
+            custom_error_type="component_kind",
+            custom_error_message="H12 kind must be one of " + ", ".join(COMPONENT_VERSIONS),
+        ),
+    ]
 
 
 class ComponentRemovePayload(WireModel):
@@ -562,7 +609,7 @@ class ComponentAnswerPayload(WireModel):
     """The user's answer to a question: choice -> option ids, confirm -> bool, input -> value."""
 
     component_id: Id = _rule("H14")
-    kind: Literal[r.QUESTION_KINDS] = _rule("H14")  # type: ignore[valid-type]
+    kind: Literal[QUESTION_KINDS] = _rule("H14")  # type: ignore[valid-type]
     status: Literal["answered", "cancelled"] = _rule("H14")
     value: AnswerValue | None = _rule("H14", default=None)
 

@@ -58,7 +58,6 @@ MAX_REASON_LENGTH: Final = 1024  # C9, U10: characters
 
 RISKS: Final = ("display_only", "user_confirmation", "system_permission", "restricted")  # C8
 STATUSES: Final = ("completed", "rejected", "cancelled", "expired", "unsupported", "failed")  # C11
-SENDER_KINDS: Final = ("agent", "client")  # H1
 
 # M2 and the host's own additions (H3, H12): who may send what.
 AGENT_TO_CLIENT: Final = (
@@ -81,18 +80,8 @@ CLIENT_TO_AGENT: Final = (
 # M3: families whose unknown members are answered `unsupported`, never executed.
 EXTENSIBLE_FAMILIES: Final = ("ui.", "app.", "component.")
 
-# L2, H12: the standard components this host draws itself, with their versions (C4).
-COMPONENT_VERSIONS: Final = {
-    "markdown": "1",
-    "text": "1",
-    "status": "1",
-    "progress": "1",
-    "error": "1",
-    "choice": "1",
-    "confirm": "1",
-    "input": "1",
-}
-QUESTION_KINDS: Final = ("choice", "confirm", "input")  # H14: answered exactly once
+# L2, H12: the standard component kinds, their versions (C4) and which are questions (H14)
+# are declared once, with their models: protocol/_models.py COMPONENT_KINDS.
 STATUS_STATES: Final = ("idle", "working", "done", "failed", "warning")
 MAX_COMPONENT_TEXT: Final = 256 * 1024  # H12: characters of markdown or text
 MAX_CHOICE_OPTIONS: Final = 100

@@ -21,6 +21,7 @@ from . import _rules as r
 from ._errors import ProtocolError
 from ._json import check_value, dumps, loads, member_path
 from ._models import (
+    COMPONENT_VERSIONS,
     ENVELOPE_CLASSES,
     ComponentShow,
     Envelope,
@@ -218,8 +219,7 @@ def _explain(
         got = error["input"].get("kind") if isinstance(error["input"], dict) else None
         said = "missing" if got is None else _shown(got)
         return rule, (
-            f"{where} is {said}; expected one of {', '.join(r.COMPONENT_VERSIONS)}. "
-            + r.RULES[rule]
+            f"{where} is {said}; expected one of {', '.join(COMPONENT_VERSIONS)}. " + r.RULES[rule]
         )
     if kind == "value_error":
         text = str(error.get("ctx", {}).get("error", error["msg"]))
@@ -329,7 +329,7 @@ def _strip_tags(
         if part in ("inline", "ref") and kept[-1:] == ["app"]:
             continue
         if (
-            part in r.COMPONENT_VERSIONS
+            part in COMPONENT_VERSIONS
             and kept == ["payload"]
             and model is ComponentShow
             and loc[index - 1] == "payload"  # the tag, not a field named like it ("text")

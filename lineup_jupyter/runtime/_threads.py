@@ -329,10 +329,6 @@ class Pacer:
         self._handle: asyncio.Handle | None = None
         self._last: float | None = None  # the loop's time of the last run
 
-    @property
-    def scheduled(self) -> bool:
-        return self._handle is not None
-
     def request(self) -> None:
         """Ask for a run: now without a loop, else when the interval since the last allows."""
         if self._handle is not None:

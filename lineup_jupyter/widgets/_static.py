@@ -11,16 +11,24 @@ string goes in escaped and cut (docs/agents.md, "Demos that travel").
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from html import escape
 from typing import TYPE_CHECKING, Any
+
+from ..protocol._models import COMPONENT_RENDERERS
 
 if TYPE_CHECKING:
     from ..appcenter._apps import AppCenter
     from ..core._components import Component
     from ..host._host import Host
 
-__all__ = ["apps_static", "host_static", "inspector_static"]
+__all__ = [
+    "STATIC_RENDERERS",
+    "apps_static",
+    "component_line",
+    "host_static",
+    "inspector_static",
+]
 
 CUT = 200  # characters of one agent string or state summary
 LISTED = 50  # lines of one kind; the rest is counted
@@ -38,35 +46,80 @@ def _state_summary(state: dict[str, Any]) -> str:
     return cut(json.dumps(state, ensure_ascii=False, separators=(", ", ": ")))
 
 
-def _component_line(component: Component) -> tuple[str, str]:
-    """(text, html) of one standard component as the view draws it."""
-    spec = component.spec
-    kind = spec.kind
-    head = f"{kind} from {component.owner}"
-    if component.html is not None:  # markdown, sanitized in the kernel (H15)
-        return f"{head}: {cut(getattr(spec, 'markdown', ''))}", component.html
-    if kind in ("choice", "confirm", "input"):
-        prompt = cut(getattr(spec, "prompt", ""))
-        answer = component.answer
-        if answer is None:
-            outcome = "waiting for the user"
-        elif answer.status != "answered":
-            outcome = answer.status
-        else:
-            outcome = f"answered: {cut(json.dumps(answer.value, ensure_ascii=False))}"
-        text = f"{head}: {prompt} ({outcome})"
-        return text, f"<p><b>{escape(prompt)}</b> <i>({escape(outcome)})</i></p>"
-    if kind == "status":
-        body = f"{getattr(spec, 'state', '')}: {getattr(spec, 'label', '')}"
-    elif kind == "progress":
-        label = getattr(spec, "label", None) or "progress"
-        body = f"{label} {getattr(spec, 'value', None)}/{getattr(spec, 'total', '')}"
-    elif kind == "error":
-        body = f"{getattr(spec, 'code', '')}: {getattr(spec, 'message', '')}"
+# ---- each component kind's static renderer, registered under its declared name -------------
+# ComponentKind.renderer (protocol/_models.py COMPONENT_KINDS) names the one that draws a kind;
+# js/components.js registers the browser's under the same names. A declared name with no
+# renderer here is an error (component_line), and tests/core/test_component_kinds.py catches it.
+
+StaticRenderer = Callable[["Component"], tuple[str, str]]
+"""(text, html) of one component's body, everything in it escaped and cut."""
+
+
+def _plain(text: str) -> tuple[str, str]:
+    body = cut(text)
+    return body, f"<p>{escape(body)}</p>"
+
+
+def _markdown(component: Component) -> tuple[str, str]:
+    # the kernel already sanitized it (H15); the text view shows the source, cut
+    return cut(getattr(component.spec, "markdown", "")), component.html or ""
+
+
+def _question(component: Component) -> tuple[str, str]:
+    prompt = cut(getattr(component.spec, "prompt", ""))
+    answer = component.answer
+    if answer is None:
+        outcome = "waiting for the user"
+    elif answer.status != "answered":
+        outcome = answer.status
     else:
-        body = str(getattr(spec, "text", ""))
-    body = cut(body)
-    return f"{head}: {body}", f"<p>{escape(body)}</p>"
+        outcome = f"answered: {cut(json.dumps(answer.value, ensure_ascii=False))}"
+    return f"{prompt} ({outcome})", f"<p><b>{escape(prompt)}</b> <i>({escape(outcome)})</i></p>"
+
+
+def _status(component: Component) -> tuple[str, str]:
+    spec = component.spec
+    return _plain(f"{getattr(spec, 'state', '')}: {getattr(spec, 'label', '')}")
+
+
+def _progress(component: Component) -> tuple[str, str]:
+    spec = component.spec
+    label = getattr(spec, "label", None) or "progress"
+    return _plain(f"{label} {getattr(spec, 'value', None)}/{getattr(spec, 'total', '')}")
+
+
+def _error(component: Component) -> tuple[str, str]:
+    spec = component.spec
+    return _plain(f"{getattr(spec, 'code', '')}: {getattr(spec, 'message', '')}")
+
+
+def _text(component: Component) -> tuple[str, str]:
+    return _plain(str(getattr(component.spec, "text", "")))
+
+
+STATIC_RENDERERS: dict[str, StaticRenderer] = {
+    "markdown": _markdown,
+    "text": _text,
+    "status": _status,
+    "progress": _progress,
+    "error": _error,
+    "question": _question,
+}
+
+
+def component_line(component: Component) -> tuple[str, str]:
+    """(text, html) of one standard component as the view draws it."""
+    kind = component.spec.kind
+    name = COMPONENT_RENDERERS.get(kind)
+    renderer = STATIC_RENDERERS.get(name) if name is not None else None
+    if renderer is None:  # a contributor's half-added kind: never an empty body
+        raise LookupError(
+            f"no static renderer for component kind {kind!r} (renderer {name!r}): declare the "
+            "kind in protocol/_models.py COMPONENT_KINDS and register its renderer in "
+            "widgets/_static.py STATIC_RENDERERS"
+        )
+    text, html = renderer(component)
+    return f"{kind} from {component.owner}: {text}", html
 
 
 def _listed(lines: list[tuple[str, str]]) -> Iterable[tuple[str, str]]:
@@ -110,7 +163,7 @@ def host_static(host: Host) -> tuple[str, str]:
                 f"<code>{escape(_state_summary(surface.state))}</code></small></div>",
             )
         )
-    component_lines = [_component_line(component) for component in components]
+    component_lines = [component_line(component) for component in components]
     call_lines = []
     for call in waiting:
         line = (

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from ..appcenter._apps import AppCenter
     from ..capabilities._consent import ConsentViews
     from ..host._host import Host
+    from ..host._view_port import ViewPort
 
 __all__ = [
     "VIEWS",
@@ -95,11 +96,12 @@ class HostWidget(anywidget.AnyWidget):
     problems = traitlets.List(trait=traitlets.Dict()).tag(sync=True)
     config = traitlets.Dict().tag(sync=True)
 
-    def __init__(self, host: Host, consent: ConsentViews, **config: Any) -> None:
+    def __init__(self, host: Host, port: ViewPort, consent: ConsentViews, **config: Any) -> None:
         super().__init__()
         if not BUNDLE.exists():
             logger.warning("[lineup] %s is missing: the front end was not built", BUNDLE)
         self._host = host
+        self._port = port  # the host's calls only this widget makes (_view_port.py)
         self.config = config
         # The lists are the traits' own: the feed edits them in place (see _view_feed.py).
         self.surfaces = []
@@ -122,7 +124,7 @@ class HostWidget(anywidget.AnyWidget):
         # Connections change on transport threads; the trait is set on the kernel's thread.
         self._host_thread = HostThread()
         self._refresh_agents()
-        host.watch_connections(self._on_connection_change)
+        port.watch_connections(self._on_connection_change)
         self._refresh_problems()
         host.problems.watch(
             lambda: self._host_thread.call(self._refresh_problems, "showing the problems")
@@ -200,7 +202,7 @@ class HostWidget(anywidget.AnyWidget):
             self._host.user_close(message["instance_id"])
 
     def _on_refused(self, message: vp.Refused) -> None:
-        self._host.report_refused(message["instance_id"], dict(message))
+        self._port.report_refused(message["instance_id"], dict(message))
 
     def _on_answer(self, message: vp.Answer) -> None:
         component_id = message["component_id"]

@@ -17,6 +17,7 @@ import pytest
 from lineup_jupyter import Host, ProtocolError, UsageError
 from lineup_jupyter.core._components import ComponentChange
 from lineup_jupyter.protocol import validate_envelope
+from lineup_jupyter.protocol._models import COMPONENT_VERSIONS, QUESTION_KINDS
 from lineup_jupyter.runtime._pending import Pending
 
 from ..conftest import AGENT, EXPECTED, Recorder, envelope, golden
@@ -38,8 +39,9 @@ SPECS: dict[str, dict[str, Any]] = {
     "confirm": {"prompt": "Delete the draft?"},
     "input": {"prompt": "Your name?"},
 }
-QUESTIONS = ("choice", "confirm", "input")
-ALL_KINDS = ("markdown", "text", "status", "progress", "error", "choice", "confirm", "input")
+# Every declared kind (protocol/_models.py COMPONENT_KINDS): a new one needs its SPECS entry.
+QUESTIONS = QUESTION_KINDS
+ALL_KINDS = tuple(COMPONENT_VERSIONS)
 # A valid answer per question kind, for the tests about answering as such.
 GOOD_ANSWER: dict[str, Any] = {"choice": ["a"], "confirm": True, "input": "Ada"}
 
@@ -136,7 +138,7 @@ def assert_answer_accepted(
 
 @pytest.mark.parametrize("kind", ALL_KINDS)
 def test_H12_L2_each_kind_is_shown_and_listed(host: Host, sent: Recorder, kind: str) -> None:
-    """H12, L2: each of the eight kinds is drawn by the host, listed under its id."""
+    """H12, L2: each declared kind is drawn by the host, listed under its id."""
     show(host, payload(kind))
     assert list(host.components) == [f"{kind}_1"]
     shown = host.components.get(f"{kind}_1")
@@ -164,7 +166,7 @@ def test_H12_components_are_listed_in_the_order_shown(host: Host) -> None:
     for kind in ALL_KINDS:
         show(host, payload(kind))
     assert list(host.components) == [f"{kind}_1" for kind in ALL_KINDS]
-    assert len(host.components) == 8
+    assert len(host.components) == len(SPECS) == len(ALL_KINDS)
 
 
 def test_H13_update_in_place_keeps_the_place_and_changes_the_view(host: Host) -> None:
@@ -315,14 +317,14 @@ def test_C4_a_version_this_host_does_not_draw_is_unsupported(host: Host, sent: R
     assert list(host.components) == ["v1"]
 
 
-def test_C4_inventory_lists_the_eight_standard_components_at_version_1(
+def test_C4_inventory_lists_each_declared_standard_component_at_its_version(
     host: Host, sent: Recorder
 ) -> None:
     host.send_inventory()
     inventory = sent.last()
     validate_envelope(inventory)
     assert inventory["payload"]["standard_components"] == [
-        {"id": kind, "version": "1"} for kind in ALL_KINDS
+        {"id": kind, "version": COMPONENT_VERSIONS[kind]} for kind in ALL_KINDS
     ]
 
 
@@ -869,7 +871,7 @@ def test_H14_simple_patterns_are_accepted() -> None:
 
 def test_H1_an_unknown_field_names_only_the_fields_of_its_kind(host: Host, sent: Recorder) -> None:
     """H1: a misspelt field gets a "did you mean" and the fields a text component has, not
-    those of all eight kinds."""
+    those of every kind."""
     error = assert_envelope_refused_once(
         host,
         sent,

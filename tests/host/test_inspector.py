@@ -62,7 +62,16 @@ def test_a_refusal_reported_by_a_surface_is_a_record_of_its_instance(host: Host)
     the instance, so the inspector can filter by it."""
     agent = host.connect_agent(AGENT)
     agent.open("w1", html="<p>one</p>", state={})
-    host.report_refused("w1", {"code": "csp_violation", "rule": "S3", "message": "img-src"})
+    view_sends(
+        host.widget,
+        {
+            "kind": "refused",
+            "instance_id": "w1",
+            "code": "csp_violation",
+            "rule": "S3",
+            "message": "img-src",
+        },
+    )
     (record,) = host.history.select(kind="refused")
     assert record.instance_id == "w1"
     assert record.type == "lineup.surface.v1.event"  # the refused type, as it had none

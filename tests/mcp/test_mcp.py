@@ -1,6 +1,6 @@
 """MCP Apps, the kernel's side (docs/mcp-apps.md), with a real server written with the SDK
 (tests/mcp_servers/weather.py) connected in-process: the transport is not what these test
-(tests/test_mcp_transports.py runs stdio, HTTP and hostile servers). The view is driven
+(tests/mcp/test_mcp_transports.py runs stdio, HTTP and hostile servers). The view is driven
 through the widget's comm, as the browser drives it.
 """
 

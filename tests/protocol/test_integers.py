@@ -2,7 +2,7 @@
 refused at the edge with its path, never carried: a browser reads 9007199254740993 as ...992,
 so a card would show one amount while the handler ran with another. The same rule holds for
 LineUp envelopes (the fixtures: state, component values, events, app.call arguments), for
-a handler's result and for MCP data (tests/test_mcp_limits.py). Each attack has its control:
+a handler's result and for MCP data (tests/mcp/test_mcp_limits.py). Each attack has its control:
 2^53-1 passes unchanged.
 """
 

@@ -301,7 +301,7 @@ def test_pacer_with_no_loop_runs_at_once() -> None:
     pacer = Pacer(60.0, work, "the pacer")
     pacer.request()
     pacer.request()
-    assert len(work.threads) == 2 and not pacer.scheduled
+    assert len(work.threads) == 2
 
 
 def test_pacer_on_the_loop_runs_a_burst_once(kernel: LoopThread) -> None:
@@ -323,15 +323,18 @@ def test_pacer_now_runs_and_cancels_the_scheduled_run(kernel: LoopThread) -> Non
     work = Ran()
     pacer = Pacer(3600.0, work, "the pacer")
 
-    def requested_then_flushed() -> bool:
+    def requested_then_flushed() -> int:
         pacer.request()  # the first request: scheduled for the loop's next turn
         pacer.now()
-        return pacer.scheduled
+        return len(work.threads)
 
-    assert kernel.run(requested_then_flushed) is False
-    kernel.run(pacer.request)  # within the interval: waits an hour, so it stays scheduled
-    assert kernel.run(lambda: pacer.scheduled) is True
+    assert kernel.run(requested_then_flushed) == 1
+    kernel.run(lambda: None)  # the loop's next turn: the cancelled run does not run
+    kernel.run(pacer.request)  # within the interval: waits an hour
+    kernel.run(lambda: None)
     assert len(work.threads) == 1
+    kernel.run(pacer.now)  # what the hour's run does: the request was kept, not dropped
+    assert len(work.threads) == 2
 
 
 # ---- repeat ----------------------------------------------------------------------------

@@ -129,7 +129,7 @@ def test_h38_the_reported_examples_are_refused_precisely(
     views: tuple[Host, list[Any]], caplog: pytest.LogCaptureFixture
 ) -> None:
     """The issue's three: a 401-digit answer (was OverflowError), report_refused with
-    code=[] (was TypeError), straight to the host too."""
+    code=[] (was TypeError), straight to the widget's port too."""
     host, (widget, *_) = views
     question = host.connect_agent("a").ask_input("n?", input_type="number")
     before = len(host.history)
@@ -141,7 +141,8 @@ def test_h38_the_reported_examples_are_refused_precisely(
         "H2",
         "$.payload.value",
     )
-    assert host.report_refused("w", {"code": [], "rule": {}, "path": 5}).code == "invalid"
+    port = host._views  # what the widget reports with (the port only it is given)
+    assert port.report_refused("w", {"code": [], "rule": {}, "path": 5}).code == "invalid"
     view_sends(widget, {"kind": "refused", "instance_id": "w", "code": []})
     assert [r.error["path"] for r in list(host.history)[before:] if r.error] == [
         "$.payload.value",
