@@ -534,19 +534,32 @@ class Host:
         return listener
 
     def connect_mcp(
-        self, server: Any, *, name: str | None = None, timeout: float = 30.0
+        self,
+        server: Any,
+        *,
+        name: str | None = None,
+        timeout: float = 30.0,
+        max_html_bytes: int | None = None,
     ) -> McpServer:
         """Connect to an MCP server and list its tools (docs/mcp-apps.md); it becomes the
         agent ``mcp.<name>``, and ``server.open(tool, arguments)`` shows a tool's app here.
 
         ``server``: a command as a list (stdio), an ``http(s)://`` URL (streamable HTTP),
         ``mcp.StdioServerParameters``, or a server object (in-process). ``name`` replaces
-        the server's own; ``timeout`` is every request's deadline, in seconds. Needs the
+        the server's own; ``timeout`` is every request's deadline, in seconds;
+        ``max_html_bytes`` bounds an app's HTML (8 MiB by default). Needs the
         ``mcp`` extra: ``pip install 'lineup-jupyter[mcp]'``.
         """
         from ..mcp._server import McpServer
 
-        connected = McpServer(self, server, name=name, timeout=timeout, on_change=self._mcp_changed)
+        connected = McpServer(
+            self,
+            server,
+            name=name,
+            timeout=timeout,
+            max_html_bytes=max_html_bytes,
+            on_change=self._mcp_changed,
+        )
         with self._lock:
             ended = [s for s in self._mcp_servers if s.status == "ended"]
             for gone in ended[: max(0, len(ended) + 1 - _CLOSED_AGENTS_SHOWN)]:

@@ -36,7 +36,7 @@ from ..protocol._json import dumps
 from ..runtime._threads import HostThread, Worker
 from ._apps import INVALID_PARAMS, MESSAGES_KEPT, METHOD_NOT_FOUND, REFUSED, McpApp, McpApps
 from ._connection import McpConnection, McpFailure
-from ._resources import MAX_HTML_BYTES, AppResource, ResourceRefused, app_resource
+from ._resources import MAX_HTML_BYTES, AppResource, ResourceRefused, app_resource, over
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -118,10 +118,16 @@ class McpServer:
         *,
         name: str | None = None,
         timeout: float = 30.0,
+        max_html_bytes: int | None = None,
         on_change: Callable[[], None] | None = None,
     ) -> None:
         if timeout <= 0:
             raise UsageError(f"[lineup] timeout must be more than 0 seconds, not {timeout}")
+        if max_html_bytes is None:
+            max_html_bytes = MAX_HTML_BYTES
+        if max_html_bytes < 1:
+            raise UsageError(f"[lineup] max_html_bytes must be at least 1, not {max_html_bytes}")
+        self.max_html_bytes = max_html_bytes  # an app's HTML, and an app's resources/read
         self._host = host
         self._apps = host.mcp_apps
         self._on_change = on_change  # the host view's agents line redraws
@@ -353,13 +359,20 @@ class McpServer:
                 raise ResourceRefused(f"{uri!r} could not be read: {error}") from None
             found = read.model_dump(by_alias=True, exclude_none=True, mode="json")
             self._record("from_server", "response", _preview_read(found))
-            resource = app_resource(uri, found)
+            resource = app_resource(uri, found, self.max_html_bytes)
         except ResourceRefused as refused:
             self._host.history.add(
                 "to_client",
                 "refused",
                 {"type": "mcp.resource", "server": self.name, "uri": uri[:500]},
                 {"code": "invalid", "rule": "MCP", "path": "$.contents", "message": str(refused)},
+            )
+            # Seen in the host view too, not only in the cell that asked.
+            self._host.problems.add(
+                f"MCP app {self.name} {uri[:200]!r}",
+                str(refused),
+                agent_id=self.agent_id,
+                source="mcp",
             )
             raise UsageError(f"[lineup] {self.name}: {refused}") from None
         self._apps.resources[key] = resource
@@ -651,12 +664,12 @@ class McpServer:
             found.pop("resultType", None)
             self._record("from_server", "response", _preview_read(found), app.app_id)
             size = len(dumps(found))
-            if size > MAX_HTML_BYTES:  # it would cross the comm to the page whole
+            if size > self.max_html_bytes:  # it would cross the comm to the page whole
                 self._error(
                     app,
                     request_id,
                     REFUSED,
-                    f"{uri[:200]!r} is {size} bytes as JSON, over this host's {MAX_HTML_BYTES}",
+                    f"{uri[:200]!r} is {size} bytes as JSON, {over(self.max_html_bytes)}",
                 )
                 return
             self._apps.respond(app.app_id, request_id, result=found)
