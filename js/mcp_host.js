@@ -21,6 +21,7 @@ export const KERNEL_METHODS = new Set([
   "ui/message",
   "ui/update-model-context",
   "resources/read",
+  "resources/list",
 ]);
 export const DISPLAY_MODES = /** @type {const} */ (["inline", "fullscreen"]);
 

@@ -201,6 +201,26 @@ def test_an_app_cannot_pull_a_huge_resource_through_the_comm(host: Host) -> None
     hostile.close()
 
 
+def test_resources_list_passes_through_to_the_server(host: Host, hostile: McpServer) -> None:
+    """hostCapabilities.serverResources is advertised: an app's resources/list is the
+    server's own list (the conformance runner's capabilities/server-passthrough), recorded;
+    a cursor that is not a string is -32602 and never reaches the server."""
+    view = View(host)
+    app = hostile.open("fine")
+    app.wait(DEADLINE)
+    view.request(app.app_id, 1, "resources/list", {})
+    listed = view.wait_response(app.app_id, 1)["result"]["resources"]
+    assert "ui://hostile/fine.html" in {resource["uri"] for resource in listed}
+    view.request(app.app_id, 2, "resources/list", {"cursor": 5})
+    assert view.wait_response(app.app_id, 2)["error"]["code"] == -32602
+    sent = [
+        r.envelope["jsonrpc"]
+        for r in host.history.select(kind="mcp")
+        if r.envelope.get("dir") == "to_server" and r.envelope["type"] == "mcp.resources/list"
+    ]
+    assert sent == [{"method": "resources/list", "params": {}}]
+
+
 def test_a_5_mib_result_is_cancelled_with_its_size(host: Host, hostile: McpServer) -> None:
     app = hostile.open("flood")
     assert app.wait(DEADLINE) is None

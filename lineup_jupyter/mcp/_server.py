@@ -497,6 +497,12 @@ class McpServer:
                 self._error(app, request_id, INVALID_PARAMS, "resources/read needs a uri string")
                 return
             self._app_read(app, request_id, uri)
+        elif method == "resources/list":  # hostCapabilities.serverResources: read and list
+            cursor = params.get("cursor")
+            if cursor is not None and not isinstance(cursor, str):
+                self._error(app, request_id, INVALID_PARAMS, "resources/list: cursor is a string")
+                return
+            self._app_list(app, request_id, cursor)
         else:
             self._error(
                 app,
@@ -675,6 +681,35 @@ class McpServer:
             self._apps.respond(app.app_id, request_id, result=found)
 
         self._when_done(future, done, "answering an MCP app's resources/read")
+
+    def _app_list(self, app: McpApp, request_id: Any, cursor: str | None) -> None:
+        request = {
+            "method": "resources/list",
+            "params": {} if cursor is None else {"cursor": cursor},
+        }
+        self._record("to_server", "resources/list", request, app.app_id)
+        future = self._connection.request(lambda client: client.list_resources(cursor=cursor))
+
+        def done(future: Future[Any]) -> None:
+            error = future.exception()
+            if error is not None:
+                self._error(app, request_id, REFUSED, f"could not list resources: {error}")
+                return
+            found = future.result().model_dump(by_alias=True, exclude_none=True, mode="json")
+            found.pop("resultType", None)
+            self._record("from_server", "response", found, app.app_id)
+            size = len(dumps(found))
+            if size > self.max_html_bytes:  # it would cross the comm to the page whole
+                self._error(
+                    app,
+                    request_id,
+                    REFUSED,
+                    f"resources/list is {size} bytes as JSON, {over(self.max_html_bytes)}",
+                )
+                return
+            self._apps.respond(app.app_id, request_id, result=found)
+
+        self._when_done(future, done, "answering an MCP app's resources/list")
 
     def app_closed(self, app: McpApp) -> None:
         """Its card closed: requests still owed an answer are dropped (nobody to tell)."""

@@ -91,14 +91,30 @@ def kernel_json(notebook: NotebookPage, expression: str) -> object:
     return json.loads(notebook.execute(f"print(json.dumps({expression}))"))
 
 
-def allow_waiting_cards(page: Page) -> None:
-    """Allow the consent card waiting now, once it takes a click (js/prompts.js)."""
-    prompt = page.locator(".lineup-host .lineup-consent .lineup-prompt")
-    expect(prompt).to_have_count(1)
-    prompt.first.scroll_into_view_if_needed()
-    expect(prompt.first).to_have_attribute("data-armed", "")
-    prompt.first.locator("button.lineup-allow").click()
-    expect(prompt).to_have_count(0)
+def prompts(page: Page) -> Locator:
+    return page.locator(".lineup-host .lineup-consent .lineup-prompt")
+
+
+def allow(prompt: Locator) -> None:
+    """Allow a consent card, once it takes a click (js/prompts.js)."""
+    prompt.scroll_into_view_if_needed()
+    expect(prompt).to_have_attribute("data-armed", "")
+    prompt.locator("button.lineup-allow").click()
+
+
+def allow_until(page: Page, shown: Locator) -> int:
+    """Allow each consent card the app's calls raise until ``shown`` is visible; how many."""
+    allowed = 0
+    for _ in range(240):
+        if shown.is_visible():
+            return allowed
+        if prompts(page).count() > 0 and allowed < 8:
+            allow(prompts(page).first)
+            allowed += 1
+            continue
+        page.wait_for_timeout(250)
+    expect(shown).to_be_visible()  # fails with Playwright's own message
+    return allowed
 
 
 def params() -> list[object]:
@@ -117,25 +133,38 @@ def test_example_app_renders_and_its_button_works(
     page = notebook.page
     name = re.sub(r"[^a-z0-9]", "", example.server)
     notebook.execute(f"server = host.connect_mcp({server}, name={name!r})")
+    for tool in example.allowed:
+        notebook.execute(f"host.policy.allow('mcp.{name}.{tool}')")
     arguments = json.loads(json.dumps(example.arguments).replace("{pdf}", str(pdf)))
     notebook.execute(f"app = server.open({example.tool!r}, {arguments!r})")
     expect(card(page)).to_have_count(1)
     frame = app_frame(page)
-    expect(frame.locator(example.rendered).first).to_be_visible()
+    allow_until(page, frame.locator(example.rendered).first)
+    shell = card(page).locator("iframe.lineup-shell:not([hidden])")
+    if example.tall:  # sized to the viewport: it keeps the height it started at
+        assert shell.evaluate("e => e.offsetHeight") >= 400
+    if example.broken is not None:
+        expect(frame.locator("body")).not_to_contain_text(example.broken)
+    if example.grant is not None:  # the domain it needs: offered, and its block said
+        expect(card(page).locator(".lineup-mcp-grant")).to_contain_text(example.grant)
+        notes = card(page).locator(".lineup-mcp-note")
+        expect(notes.filter(has_text=example.grant).first).to_be_visible()
     if example.button is not None and example.result is not None:
         shown = frame.locator("body")
         before = shown.inner_text()
         frame.locator(example.button).first.click()
-        allow_waiting_cards(page)
-        capability = f"mcp.{name}.{example.tool}"
+        expect(prompts(page)).to_have_count(1)
+        allow(prompts(page).first)
         expect(shown).not_to_have_text(before)
         expect(shown).to_contain_text(re.compile(example.result))
         expect(shown).not_to_contain_text("[ERROR]")
         # The click's call went through the broker: the user's decision is in the audit.
+        capability = f"mcp.{name}.{example.tool}"
         decisions = kernel_json(
             notebook,
             f"[(r['decision'], r['decided_by']) for r in host.audit.query() "
             f"if r['capability'] == {capability!r} and r['decision']]",
         )
         assert isinstance(decisions, list) and ["allow", "user"] in decisions, decisions
+    # Offline and ungranted: nothing reached the network.
     assert canary.total() == 0, canary.summary()

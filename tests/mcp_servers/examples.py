@@ -35,6 +35,10 @@ class Example:
     works: bool
     notes: str
     extra_args: tuple[str, ...] = field(default=())  # after the entry; "{pdf}" is sample_pdf()
+    allowed: tuple[str, ...] = field(default=())  # tools the user allows by policy beforehand
+    grant: str | None = None  # a domain its grant card must offer (it declared it)
+    tall: bool = False  # sized to the viewport: its frame keeps the start height
+    broken: str | None = None  # text the app shows when it failed (it must not)
 
     @property
     def id(self) -> str:
@@ -118,9 +122,12 @@ EXAMPLES: tuple[Example, ...] = (
         "canvas",
         None,
         None,
-        True,
-        "",
+        False,
+        "4.3 MB of HTML (under the 8 MiB default); PDF.js starts its worker as a module from a "
+        "data: URL, and this host runs no script it did not hash and no worker (worker-src "
+        "'none'): the app shows its own error",
         ("{pdf}",),
+        allowed=("poll_pdf_commands", "submit_viewer_state", "submit_page_data"),
     ),
     Example(
         "threejs",
@@ -130,30 +137,36 @@ EXAMPLES: tuple[Example, ...] = (
         "canvas",
         None,
         None,
-        True,
-        "",
+        False,
+        "runs its scene's code with new Function: this host runs no eval (the app shows the "
+        "CSP error; its card says a part of it needs eval)",
+        broken="unsafe-eval",
     ),
     Example(
         "wiki-explorer",
         "http",
         "get-first-degree-links",
         {"url": "https://en.wikipedia.org/wiki/Notebook"},
-        "body",
+        "#zoom-in",
         None,
         None,
         True,
-        "",
+        "sized to the viewport; offline its server cannot reach wikipedia, and the app says so",
+        tall=True,
     ),
     Example(
         "map",
         "stdio",
         "show-map",
         {},
-        "body",
+        "#loading",
         None,
         None,
         True,
-        "",
+        "sized to the viewport; CesiumJS loads from a CDN it declares: its card offers the "
+        "grant and says the script was blocked; ungranted (offline here) the app says so",
+        grant="cesium.com",
+        tall=True,
     ),
 )
 
