@@ -53,7 +53,9 @@ class Example:
         return PACKAGES / f"server-{self.server}" / "dist" / "index.js"
 
     def version(self) -> str:
-        return str(json.loads((self.entry.parents[1] / "package.json").read_text())["version"])
+        """The exact version package.json pins (what `npm ci` installs)."""
+        pins = json.loads((REPO / "package.json").read_text())["devDependencies"]
+        return str(pins[self.package])
 
 
 TIME = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d"
@@ -68,7 +70,7 @@ EXAMPLES: tuple[Example, ...] = (
         "#get-time-btn",
         TIME,
         True,
-        "",
+        "Get Server Time: its get-time call through a consent card, the time back in the app",
     ),
     Example(
         "basic-vanillajs",
@@ -79,7 +81,7 @@ EXAMPLES: tuple[Example, ...] = (
         "#get-time-btn",
         TIME,
         True,
-        "",
+        "the same over streamable HTTP on 127.0.0.1",
     ),
     Example(
         "basic-react",
@@ -90,7 +92,7 @@ EXAMPLES: tuple[Example, ...] = (
         "button:has-text('Get Server Time')",
         TIME,
         True,
-        "",
+        "React registers copy listeners: no copy note unless the user copies",
     ),
     Example(
         "basic-vue",
@@ -101,7 +103,8 @@ EXAMPLES: tuple[Example, ...] = (
         "button:has-text('Get Server Time')",
         TIME,
         True,
-        "",
+        "Vue reads properties of window.parent: works with the same-realm parent (it "
+        "failed with SecurityError on every button before)",
     ),
     Example(
         "basic-vue",
@@ -112,7 +115,7 @@ EXAMPLES: tuple[Example, ...] = (
         "button:has-text('Get Server Time')",
         TIME,
         True,
-        "",
+        "the same over streamable HTTP on 127.0.0.1",
     ),
     Example(
         "pdf",
@@ -151,7 +154,8 @@ EXAMPLES: tuple[Example, ...] = (
         None,
         None,
         True,
-        "sized to the viewport; offline its server cannot reach wikipedia, and the app says so",
+        "sized to the viewport: its frame keeps the 480 px it starts at (it collapsed to 40 px "
+        "before); offline its server cannot reach wikipedia",
         tall=True,
     ),
     Example(
@@ -172,7 +176,8 @@ EXAMPLES: tuple[Example, ...] = (
 
 
 def table() -> str:
-    """The compatibility table of docs/mcp-apps.md, from EXAMPLES."""
+    """The compatibility table of docs/mcp-apps.md, from EXAMPLES (write it with
+    ``python -m tests.mcp_servers.examples``)."""
     rows = [
         "| server | version | transport | tool | works | notes |",
         "| --- | --- | --- | --- | --- | --- |",
@@ -213,3 +218,19 @@ def sample_pdf(path: Path) -> Path:
     )
     path.write_bytes(bytes(out))
     return path
+
+
+TABLE_START = "<!-- compatibility table: python -m tests.mcp_servers.examples -->"
+TABLE_END = "<!-- end of the compatibility table -->"
+DOC = REPO / "docs" / "mcp-apps.md"
+
+
+def written(text: str) -> str:
+    """The docs page's text with the table as table() makes it."""
+    start = text.index(TABLE_START) + len(TABLE_START)
+    end = text.index(TABLE_END)
+    return f"{text[:start]}\n{table()}\n{text[end:]}"
+
+
+if __name__ == "__main__":
+    DOC.write_text(written(DOC.read_text()))
