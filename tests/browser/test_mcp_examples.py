@@ -166,5 +166,7 @@ def test_example_app_renders_and_its_button_works(
             f"if r['capability'] == {capability!r} and r['decision']]",
         )
         assert isinstance(decisions, list) and ["allow", "user"] in decisions, decisions
+    # Nothing was copied, so no note may say so (React registers copy listeners).
+    expect(card(page).locator(".lineup-mcp-note").filter(has_text="copied")).to_have_count(0)
     # Offline and ungranted: nothing reached the network.
     assert canary.total() == 0, canary.summary()
