@@ -146,7 +146,8 @@ def test_example_app_renders_and_its_button_works(
     if example.broken is not None:
         expect(frame.locator("body")).not_to_contain_text(example.broken)
     if example.grant is not None:  # the domain it needs: offered, and its block said
-        expect(card(page).locator(".lineup-mcp-grant")).to_contain_text(example.grant)
+        row = f".lineup-mcp-grant[data-directive='resourceDomains'][data-domain='{example.grant}']"
+        expect(card(page).locator(row)).to_have_count(1)
         notes = card(page).locator(".lineup-mcp-note")
         expect(notes.filter(has_text=example.grant).first).to_be_visible()
     if example.button is not None and example.result is not None:

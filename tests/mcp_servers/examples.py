@@ -36,7 +36,7 @@ class Example:
     notes: str
     extra_args: tuple[str, ...] = field(default=())  # after the entry; "{pdf}" is sample_pdf()
     allowed: tuple[str, ...] = field(default=())  # tools the user allows by policy beforehand
-    grant: str | None = None  # a domain its grant card must offer (it declared it)
+    grant: str | None = None  # a resourceDomains domain its grant card must offer
     tall: bool = False  # sized to the viewport: its frame keeps the start height
     broken: str | None = None  # text the app shows when it failed (it must not)
 
@@ -169,7 +169,7 @@ EXAMPLES: tuple[Example, ...] = (
         True,
         "sized to the viewport; CesiumJS loads from a CDN it declares: its card offers the "
         "grant and says the script was blocked; ungranted (offline here) the app says so",
-        grant="cesium.com",
+        grant="https://cesium.com",
         tall=True,
     ),
 )
