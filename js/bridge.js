@@ -10,7 +10,9 @@
  * Idempotent: each script of an app starts with it, and only the first run in a realm acts;
  * the mark it leaves cannot be set before it (nothing runs before the first guard) nor
  * removed after (non-configurable).
- * @param {{ namespace: string }} config what `blocked` reports are posted under
+ * @param {{ namespace: string, sameRealmParent?: boolean }} config `namespace`: what `blocked`
+ *   reports are posted under; `sameRealmParent`: an MCP app's `window.parent` is a same-realm
+ *   stand-in for the shell (below)
  */
 export function realmGuard(config) {
   const win = /** @type {any} */ (window);
@@ -107,17 +109,20 @@ export function realmGuard(config) {
   // sees it. Its own messages pass: libraries post to their own window to schedule work.
   listen(window, "message", (event) => {
     const source = apply(sourceOf, event, []);
-    if (source !== parent && source !== window) apply(stopAll, event, []);
+    if (source !== up && source !== window) apply(stopAll, event, []);
   });
 
   // What the user copies is what the surface shows: copy and cut events never reach the
   // bundle, so it cannot put other text on the clipboard (clipboardData.setData); an app
-  // writes the clipboard with clipboard.write, after the user's consent. A bundle listening
-  // for them is told so, once.
+  // writes the clipboard with clipboard.write, after the user's consent. Said once, when the
+  // user copied and a listener of the bundle's was kept from the event: registering one is
+  // no attempt (React listens for every event it knows, copy too, and changes nothing).
+  let listening = false;
+  for (const type of ["copy", "cut"]) listen(window, type, () => listening && blocked("copy"));
   for (const type of ["copy", "cut"]) listen(window, type, (event) => apply(stopAll, event, []));
   define(EventTarget.prototype, "addEventListener", {
     value: function (/** @type {string} */ type, /** @type {any[]} */ ...rest) {
-      if (type === "copy" || type === "cut") blocked("copy");
+      if (type === "copy" || type === "cut") listening = true;
       return apply(addListener, this, [type, ...rest]);
     },
     writable: false,
@@ -126,7 +131,10 @@ export function realmGuard(config) {
   for (const proto of [HTMLElement.prototype, SVGElement.prototype, Document.prototype, win]) {
     for (const name of ["oncopy", "oncut"]) {
       try {
-        define(proto, name, { get: () => null, set: () => blocked("copy"), configurable: false });
+        const set = () => {
+          listening = true;
+        };
+        define(proto, name, { get: () => null, set, configurable: false });
       } catch {
         // not defined there in this browser
       }
@@ -206,6 +214,28 @@ export function realmGuard(config) {
       blocked("file");
     }
   });
+
+  if (config.sameRealmParent) {
+    // MCP apps are written for a parent of their own origin (the spec's sandbox proxy), and
+    // some read properties of it: Vue's reactivity, given an App whose transport holds
+    // window.parent, reads `__v_isRef` of it, which throws on a cross-origin window (measured:
+    // every basic-vue button failed). No sandboxed frame can have a parent of its own origin
+    // here: every document below a sandbox without allow-same-origin gets an opaque origin
+    // of its own (measured, docs/mcp-apps.md). So `parent` is a plain object of this realm
+    // that posts to the real parent, and a message from the real parent says it came from
+    // that object. It holds nothing: the app could post to the real parent anyway.
+    const stand = Object.freeze({
+      postMessage: (/** @type {unknown[]} */ ...args) => apply(up.postMessage, up, args),
+    });
+    define(win, "parent", { get: () => stand, configurable: false });
+    define(MessageEvent.prototype, "source", {
+      get() {
+        const real = apply(sourceOf, this, []);
+        return real === up ? stand : real;
+      },
+      configurable: false,
+    });
+  }
 }
 
 /**

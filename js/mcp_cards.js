@@ -36,12 +36,25 @@ import { pageMcpTheme } from "./theme.js";
  *   mode: "inline" | "fullscreen", denied: Set<string>, closing: boolean }} AppCard
  */
 
+/**
+ * The height an app's frame starts at, until the app says its size (size-changed). An app
+ * sized to its content shrinks or grows to it at once; an app sized to the viewport (`height:
+ * 100vh`, a map, a graph) measures the frame it is in and keeps it: started at the least
+ * height it stayed there (measured: 40 px for wiki-explorer and map).
+ */
+export const START_HEIGHT = 480;
+
+/** @param {{ min_height: number, max_height: number }} config */
+export function startHeight(config) {
+  return Math.min(config.max_height, Math.max(config.min_height, START_HEIGHT));
+}
+
 /** How long a card waits for the app's answer to ui/resource-teardown before it goes. */
 export const TEARDOWN_MS = 1000;
 
 /** What the guard keeps an app from doing itself (bridge.js realmGuard's `blocked` kinds). */
 export const APP_BLOCKED = /** @type {Record<string, string>} */ ({
-  copy: "This app tried to change what you copy; blocked.",
+  copy: "You copied in this app: what you copied is what it shows; its own copy handler was not run.",
   file: "This app tried to read a file itself; blocked.",
 });
 export const APP_SILENT =
@@ -358,7 +371,8 @@ export class McpCards {
     shell.setAttribute("sandbox", SANDBOX);
     shell.setAttribute("referrerpolicy", "no-referrer");
     shell.setAttribute("title", `MCP app ${spec.title || spec.tool}`);
-    shell.style.height = `${config.min_height}px`;
+    const height = startHeight(config);
+    shell.style.height = `${height}px`;
     shell.srcdoc = mcpShellDocument(document_, 2 * config.events_per_second + 20);
     app.card.append(shell);
     const stop = new AbortController();
@@ -376,7 +390,7 @@ export class McpCards {
       source: shell.contentWindow,
       host: /** @type {any} */ (null),
       traffic,
-      size: new SizeGuard(config.min_height, config.max_height),
+      size: new SizeGuard(config.min_height, config.max_height, height),
       stop,
       ready: false,
       pingSent: 0,
@@ -588,7 +602,7 @@ export class McpCards {
  */
 export function cspHint(directive, blocked) {
   if (blocked === "eval") {
-    return " (this host runs no eval or new Function; a library that only probes for it, as the App SDK's zod does when it loads, works without it)";
+    return " (this host runs no eval or new Function: a part of the app that needs them does not work here; a library that only probes for them, as the App SDK's zod does when it loads, works without them)";
   }
   if (blocked === "inline") return " (only the app's own inline scripts run: no inline handler, no javascript: URL)";
   if (/^(connect|img|script|style|font|media)-src/.test(directive)) return " (not a domain you allowed)";

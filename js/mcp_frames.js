@@ -88,7 +88,7 @@ export function mcpCsp(sources, hashes) {
 }
 
 /** The guard as the first statement of a script (bridge.js realmGuard: idempotent). */
-export const GUARD = inlineCall(realmGuard, { namespace: SURFACE_NAMESPACE });
+export const GUARD = inlineCall(realmGuard, { namespace: SURFACE_NAMESPACE, sameRealmParent: true });
 
 /** Our own first script of an app's frame: the guard, then the CSP reports. */
 export const FIRST_SCRIPT = `${GUARD}\n${inlineCall(cspReports, { namespace: SURFACE_NAMESPACE })}`;

@@ -21,6 +21,7 @@ export const KERNEL_METHODS = new Set([
   "ui/message",
   "ui/update-model-context",
   "resources/read",
+  "resources/list",
 ]);
 export const DISPLAY_MODES = /** @type {const} */ (["inline", "fullscreen"]);
 
@@ -83,6 +84,8 @@ export class McpHost {
     this.now = options.now ?? (() => performance.now());
     /** @type {"new" | "answered" | "initialized" | "closed"} */
     this.phase = "new";
+    /** @type {string[] | null} the display modes the app declared (appCapabilities), if it did */
+    this.appModes = null;
     /** @type {Map<string, RpcId>} the kernel's id of each waiting request -> the app's id */
     this.waiting = new Map();
     /** @type {Set<string>} the app's ids waiting (keyOf), so one id is never waited on twice */
@@ -184,6 +187,9 @@ export class McpHost {
         return;
       }
       this.phase = "answered";
+      // SEP-1865 Display Modes: never switch an app to a mode it did not declare, if it declared any.
+      const declared = /** @type {any} */ (params.appCapabilities)?.availableDisplayModes;
+      if (Array.isArray(declared)) this.appModes = declared.filter((mode) => typeof mode === "string");
       this.sentContext = this.ports.context();
       this.answer(id, {
         protocolVersion: PROTOCOL_VERSION,
@@ -380,6 +386,7 @@ export class McpHost {
   async displayMode(mode) {
     const current = /** @type {DisplayMode} */ (this.ports.context().displayMode ?? "inline");
     if (!DISPLAY_MODES.includes(/** @type {any} */ (mode)) || !this.ports.displayMode) return current;
+    if (this.appModes && !this.appModes.includes(/** @type {string} */ (mode))) return current;
     return this.ports.displayMode(/** @type {DisplayMode} */ (mode));
   }
 

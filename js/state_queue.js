@@ -51,14 +51,14 @@ export class StateQueue {
  * between values (a known failure of hosts that resize to content that resizes to the host).
  */
 export class SizeGuard {
-  /** @param {number} min @param {number} max */
-  constructor(min, max) {
+  /** @param {number} min @param {number} max @param {number} [start] the height it has now */
+  constructor(min, max, start = min) {
     this.min = min;
     this.max = max;
     /** @type {number[]} */
     this.recent = [];
     this.frozen = false;
-    this.current = min;
+    this.current = start;
   }
 
   /**

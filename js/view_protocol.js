@@ -105,7 +105,7 @@
 /**
  * An app's JSON-RPC request the kernel answers (with exactly one `mcp_response`):
  * `tools/call`, `ui/open-link`, `ui/message`, `ui/update-model-context`,
- * `resources/read`. The kernel checks `method` and `params`.
+ * `resources/read`, `resources/list`. The kernel checks `method` and `params`.
  * @typedef {object} McpRequest
  * @property {"mcp_request"} kind
  * @property {string} app_id

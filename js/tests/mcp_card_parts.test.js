@@ -72,3 +72,10 @@ test("a CSP block is explained: eval, an inline handler, a domain not allowed", 
   assert.equal(cspHint("img-src", "https://cdn.example.com/a.png"), " (not a domain you allowed)");
   assert.equal(cspHint("frame-src", "https://x.example"), "");
 });
+
+test("an app's frame starts at START_HEIGHT, within the host's bounds", async () => {
+  const { START_HEIGHT, startHeight } = await import("../mcp_cards.js");
+  assert.equal(startHeight({ min_height: 40, max_height: 800 }), START_HEIGHT);
+  assert.equal(startHeight({ min_height: 40, max_height: 300 }), 300);
+  assert.equal(startHeight({ min_height: 600, max_height: 1600 }), 600);
+});

@@ -511,3 +511,16 @@ test("traffic: batched, previews over 4 KiB, at most 50 items a second with the 
   assert.equal(last.length, 48 + 1, "the 48 tokens left, then the count of the rest");
   assert.match(last.at(-1).preview, /^\(152 messages not recorded: over 50 a second\)$/);
 });
+
+test("ui/request-display-mode: never a mode the app did not declare in appCapabilities (SEP-1865 Display Modes)", async () => {
+  const wired = setup();
+  const app = new App(
+    { name: "inline-only", version: "1.0.0" },
+    { availableDisplayModes: ["inline"] },
+    { autoResize: false },
+  );
+  await app.connect(wired.transport);
+  await until(() => wired.host.initialized);
+  assert.deepEqual(await app.requestDisplayMode({ mode: "fullscreen" }), { mode: "inline" });
+  assert.equal(wired.context.displayMode, "inline");
+});

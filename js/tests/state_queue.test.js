@@ -133,3 +133,9 @@ test("a delivery says which revision the surface had before (undefined for a new
     [4, undefined],
   ]);
 });
+
+test("a frame that starts taller than the least height: the app's own size is what it keeps", () => {
+  const guard = new SizeGuard(40, 800, 480);
+  assert.equal(guard.next(480), null); // an app sized to the viewport measures 480 and keeps it
+  assert.equal(guard.next(120), 120); // an app sized to its content shrinks to it
+});

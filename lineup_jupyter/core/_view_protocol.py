@@ -140,7 +140,7 @@ class SurfaceProblem(TypedDict):
 class McpRequest(TypedDict):
     """An app's JSON-RPC request the kernel answers (with exactly one ``mcp_response``):
     ``tools/call``, ``ui/open-link``, ``ui/message``, ``ui/update-model-context``,
-    ``resources/read``. The kernel checks ``method`` and ``params``."""
+    ``resources/read``, ``resources/list``. The kernel checks ``method`` and ``params``."""
 
     kind: Literal["mcp_request"]
     app_id: str

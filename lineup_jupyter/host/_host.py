@@ -432,24 +432,33 @@ class Host:
         return self._connections.add_listener(WebSocketListener(self._sessions, port, token=token))
 
     def connect_mcp(
-        self, server: Any, *, name: str | None = None, timeout: float = 30.0
+        self,
+        server: Any,
+        *,
+        name: str | None = None,
+        timeout: float = 30.0,
+        max_html_bytes: int | None = None,
     ) -> McpServer:
         """Connect to an MCP server and list its tools (docs/mcp-apps.md); it becomes the
         agent ``mcp.<name>``, and ``server.open(tool, arguments)`` shows a tool's app here.
         ``server``: a command as a list (stdio), an ``http(s)://`` URL (streamable HTTP),
         ``mcp.StdioServerParameters``, or a server object (in-process). ``name`` replaces
-        the server's own; ``timeout`` is every request's deadline, in seconds. Needs the
+        the server's own; ``timeout`` is every request's deadline, in seconds;
+        ``max_html_bytes`` bounds an app's HTML (8 MiB by default). Needs the
         ``mcp`` extra: ``pip install 'lineup-jupyter[mcp]'``."""
         from ..mcp._server import McpServer
 
         self._connections.mcp_room(self.limits.max_mcp_servers)
-        changed = self._connections.changed
-        fail = self._broker.fail_waiting
-        return self._connections.add_mcp(
-            McpServer(
-                self, server, name=name, timeout=timeout, on_change=changed, fail_waiting=fail
-            )
+        connected = McpServer(
+            self,
+            server,
+            name=name,
+            timeout=timeout,
+            max_html_bytes=max_html_bytes,
+            on_change=self._connections.changed,
+            fail_waiting=self._broker.fail_waiting,
         )
+        return self._connections.add_mcp(connected)
 
     @property
     def mcp_servers(self) -> list[McpServer]:

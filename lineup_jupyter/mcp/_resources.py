@@ -2,11 +2,12 @@
 
 A tool's ``_meta.ui.resourceUri`` names the app; ``resources/read`` gives its HTML. This host
 shows it only if the URI is ``ui://``, the content's MIME type is exactly
-``text/html;profile=mcp-app`` and its text is at most MAX_HTML_BYTES of UTF-8; anything else is
-refused with the reason. Its ``_meta.ui.csp`` is read here: ``connectDomains`` and
-``resourceDomains`` are kept (each an https or wss origin, else refused: a domain goes into a
-CSP, where a space or a ``;`` would add a directive), ``frameDomains`` and ``baseUriDomains``
-and every ``permissions`` entry are refused with the reason (docs/mcp-apps.md).
+``text/html;profile=mcp-app`` and its text is at most ``max_bytes`` of UTF-8 (MAX_HTML_BYTES
+by default, ``connect_mcp(max_html_bytes=...)``); anything else is refused with the reason.
+Its ``_meta.ui.csp`` is read here: ``connectDomains`` and ``resourceDomains`` are kept (each
+an https or wss origin, else refused: a domain goes into a CSP, where a space or a ``;``
+would add a directive), ``frameDomains`` and ``baseUriDomains`` and every ``permissions``
+entry are refused with the reason (docs/mcp-apps.md).
 """
 
 from __future__ import annotations
@@ -24,10 +25,13 @@ __all__ = [
     "AppResource",
     "ResourceRefused",
     "app_resource",
+    "over",
 ]
 
 APP_MIME_TYPE = "text/html;profile=mcp-app"
-MAX_HTML_BYTES = 2 * 1024 * 1024
+# Apps are kept in memory for the kernel's life and shipped to the page, never saved in the
+# notebook. Real apps inline their libraries: the official pdf example is 4 336 789 bytes.
+MAX_HTML_BYTES = 8 * 1024 * 1024
 GRANTABLE = ("connectDomains", "resourceDomains")
 # An origin a CSP source list can hold as one token: a scheme, a host (its first label may
 # be *), a port. Nothing else: no path, no quote, no space, no ';'.
@@ -57,8 +61,9 @@ class AppResource:
     prefers_border: bool | None = None
 
 
-def app_resource(uri: str, read: dict[str, Any]) -> AppResource:
-    """Check a ``resources/read`` result (as JSON, by alias) for ``uri``; raise ResourceRefused."""
+def app_resource(uri: str, read: dict[str, Any], max_bytes: int = MAX_HTML_BYTES) -> AppResource:
+    """Check a ``resources/read`` result (as JSON, by alias) for ``uri``, its HTML at most
+    ``max_bytes``; raise ResourceRefused."""
     if not uri.startswith("ui://"):
         raise ResourceRefused(f"{uri!r} is not a ui:// resource; MCP Apps are served as ui://")
     contents = read.get("contents")
@@ -73,12 +78,10 @@ def app_resource(uri: str, read: dict[str, Any]) -> AppResource:
         raise ResourceRefused(
             f"{uri!r} is served as {mime!r}, not {APP_MIME_TYPE!r}: not an MCP app"
         )
-    html = _text_of(uri, content)
+    html = _text_of(uri, content, max_bytes)
     size = len(html.encode("utf-8", "surrogatepass"))
-    if size > MAX_HTML_BYTES:
-        raise ResourceRefused(
-            f"{uri!r} is {size} bytes of HTML, over this host's {MAX_HTML_BYTES} (2 MiB)"
-        )
+    if size > max_bytes:
+        raise ResourceRefused(f"{uri!r} is {size} bytes of HTML, {over(max_bytes)}")
     meta = content.get("_meta")
     ui = meta.get("ui") if isinstance(meta, dict) else None
     ui = ui if isinstance(ui, dict) else {}
@@ -97,14 +100,22 @@ def app_resource(uri: str, read: dict[str, Any]) -> AppResource:
     return AppResource(uri, html, csp, refused, border if isinstance(border, bool) else None)
 
 
-def _text_of(uri: str, content: dict[str, Any]) -> str:
+def over(max_bytes: int) -> str:
+    """The end of a refusal for size: the bound and how to raise it."""
+    return (
+        f"over this host's {max_bytes} ({max_bytes / 1024 / 1024:g} MiB); "
+        "host.connect_mcp(..., max_html_bytes=...) allows more"
+    )
+
+
+def _text_of(uri: str, content: dict[str, Any], max_bytes: int) -> str:
     text = content.get("text")
     if isinstance(text, str):
         return text
     blob = content.get("blob")
     if isinstance(blob, str):
-        if len(blob) > MAX_HTML_BYTES * 4 // 3 + 4:
-            raise ResourceRefused(f"{uri!r}: its blob is over this host's {MAX_HTML_BYTES} bytes")
+        if len(blob) > max_bytes * 4 // 3 + 4:
+            raise ResourceRefused(f"{uri!r}: its blob is {over(max_bytes)}")
         try:
             return base64.b64decode(blob, validate=True).decode("utf-8")
         except (binascii.Error, UnicodeDecodeError):

@@ -37,7 +37,7 @@ from ..protocol._json import dumps
 from ..runtime._threads import HostThread, Worker
 from ._apps import INVALID_PARAMS, MESSAGES_KEPT, METHOD_NOT_FOUND, REFUSED, McpApp, McpApps
 from ._connection import McpConnection, McpFailure, json_of
-from ._resources import MAX_HTML_BYTES, AppResource, ResourceRefused, app_resource
+from ._resources import MAX_HTML_BYTES, AppResource, ResourceRefused, app_resource, over
 from ._stdio import MAX_LINE_BYTES, MAX_TOOLS
 
 if TYPE_CHECKING:
@@ -125,11 +125,17 @@ class McpServer:
         *,
         name: str | None = None,
         timeout: float = 30.0,
+        max_html_bytes: int | None = None,
         on_change: Callable[[], None] | None = None,
         fail_waiting: Callable[[Collection[str], str], None] | None = None,
     ) -> None:
         if timeout <= 0:
             raise UsageError(f"[lineup] timeout must be more than 0 seconds, not {timeout}")
+        if max_html_bytes is None:
+            max_html_bytes = MAX_HTML_BYTES
+        if max_html_bytes < 1:
+            raise UsageError(f"[lineup] max_html_bytes must be at least 1, not {max_html_bytes}")
+        self.max_html_bytes = max_html_bytes  # an app's HTML, and an app's resources/read
         self._host = host
         self._apps = host.mcp_apps
         self._on_change = on_change  # the host view's agents line redraws
@@ -369,13 +375,20 @@ class McpServer:
                 raise ResourceRefused(f"{uri!r} could not be read: {error}") from None
             found = read.model_dump(by_alias=True, exclude_none=True, mode="json")
             self._record("from_server", "response", _preview_read(found))
-            resource = app_resource(uri, found)
+            resource = app_resource(uri, found, self.max_html_bytes)
         except ResourceRefused as refused:
             self._host.history.add(
                 "to_client",
                 "refused",
                 {"type": "mcp.resource", "server": self.name, "uri": uri[:500]},
                 {"code": "invalid", "rule": "MCP", "path": "$.contents", "message": str(refused)},
+            )
+            # Seen in the host view too, not only in the cell that asked.
+            self._host.problems.add(
+                f"MCP app {self.name} {uri[:200]!r}",
+                str(refused),
+                agent_id=self.agent_id,
+                source="mcp",
             )
             raise UsageError(f"[lineup] {self.name}: {refused}") from None
         self._apps.resources[key] = resource
@@ -522,6 +535,12 @@ class McpServer:
                 self._error(app, request_id, INVALID_PARAMS, "resources/read needs a uri string")
                 return
             self._app_read(app, request_id, uri)
+        elif method == "resources/list":  # hostCapabilities.serverResources: read and list
+            cursor = params.get("cursor")
+            if cursor is not None and not isinstance(cursor, str):
+                self._error(app, request_id, INVALID_PARAMS, "resources/list: cursor is a string")
+                return
+            self._app_list(app, request_id, cursor)
         else:
             self._error(
                 app,
@@ -691,17 +710,46 @@ class McpServer:
             found.pop("resultType", None)
             self._record("from_server", "response", _preview_read(found), app.app_id)
             size = len(dumps(found))
-            if size > MAX_HTML_BYTES:  # it would cross the comm to the page whole
+            if size > self.max_html_bytes:  # it would cross the comm to the page whole
                 self._error(
                     app,
                     request_id,
                     REFUSED,
-                    f"{uri[:200]!r} is {size} bytes as JSON, over this host's {MAX_HTML_BYTES}",
+                    f"{uri[:200]!r} is {size} bytes as JSON, {over(self.max_html_bytes)}",
                 )
                 return
             self._apps.respond(app.app_id, request_id, result=found)
 
         self._when_done(future, done, "answering an MCP app's resources/read")
+
+    def _app_list(self, app: McpApp, request_id: Any, cursor: str | None) -> None:
+        request = {
+            "method": "resources/list",
+            "params": {} if cursor is None else {"cursor": cursor},
+        }
+        self._record("to_server", "resources/list", request, app.app_id)
+        future = self._connection.request(lambda client: client.list_resources(cursor=cursor))
+
+        def done(future: Future[Any]) -> None:
+            error = future.exception()
+            if error is not None:
+                self._error(app, request_id, REFUSED, f"could not list resources: {error}")
+                return
+            found = future.result().model_dump(by_alias=True, exclude_none=True, mode="json")
+            found.pop("resultType", None)
+            self._record("from_server", "response", found, app.app_id)
+            size = len(dumps(found))
+            if size > self.max_html_bytes:  # it would cross the comm to the page whole
+                self._error(
+                    app,
+                    request_id,
+                    REFUSED,
+                    f"resources/list is {size} bytes as JSON, {over(self.max_html_bytes)}",
+                )
+                return
+            self._apps.respond(app.app_id, request_id, result=found)
+
+        self._when_done(future, done, "answering an MCP app's resources/list")
 
     def app_closed(self, app: McpApp) -> None:
         """Its card closed: requests still owed an answer are dropped (nobody to tell)."""

@@ -96,7 +96,11 @@ def test_what_is_not_an_app_is_refused_with_the_reason(
 
 
 def test_the_limit_is_the_html_s_bytes_not_its_characters() -> None:
-    """The control at the edge: exactly 2 MiB of UTF-8 is shown; one byte more is not."""
+    """The control at the edge: exactly the bound (8 MiB) of UTF-8 is shown; one byte more is
+    not, and a bound the user set is the one that holds."""
     assert app_resource(URI, read(text="x" * MAX_HTML_BYTES)).html
     with pytest.raises(ResourceRefused):
         app_resource(URI, read(text="é" * (MAX_HTML_BYTES // 2) + "x"))
+    assert app_resource(URI, read(text="x" * 1000), max_bytes=1000).html
+    with pytest.raises(ResourceRefused, match=r"1001 bytes of HTML, over this host's 1000"):
+        app_resource(URI, read(text="x" * 1001), max_bytes=1000)

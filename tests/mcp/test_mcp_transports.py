@@ -98,12 +98,26 @@ def test_a_command_that_does_not_start_is_a_precise_error(host: Host) -> None:
 # ---- a hostile server --------------------------------------------------------------
 
 
-def test_a_3_mib_app_is_refused_and_recorded(host: Host, hostile: McpServer) -> None:
-    with pytest.raises(UsageError, match=r"over this host's 2097152 \(2 MiB\)"):
-        hostile.open("huge")
-    (refused,) = host.history.select(type="mcp.resource")
-    assert refused.error is not None and "2 MiB" in refused.error["message"]
-    assert hostile.apps == []
+def test_a_3_mib_app_over_the_bound_is_refused_recorded_and_shown(host: Host) -> None:
+    """An app's HTML over the bound the user set: refused in the cell, recorded, and a line
+    of the host view's problems (not only the cell's error). The control: the same 3 MiB app
+    under the default bound (8 MiB) opens."""
+    small = host.connect_mcp(hostile_process(), name="small", max_html_bytes=2 * 1024 * 1024)
+    try:
+        with pytest.raises(UsageError, match=r"over this host's 2097152 \(2 MiB\); host"):
+            small.open("huge")
+        (refused,) = host.history.select(type="mcp.resource")
+        assert refused.error is not None and "2 MiB" in refused.error["message"]
+        assert small.apps == []
+        (problem,) = [p for p in host.problems if p.source == "mcp"]
+        assert "huge.html" in problem.where and "max_html_bytes" in problem.message
+    finally:
+        small.close()
+    default = host.connect_mcp(hostile_process())
+    try:
+        assert default.open("huge").wait(DEADLINE) is not None
+    finally:
+        default.close()
 
 
 def test_an_app_served_with_the_wrong_mime_type_is_refused(hostile: McpServer) -> None:
@@ -174,10 +188,9 @@ def test_a_tool_with_an_invalid_schema_is_refused_alone(host: Host, hostile: Mcp
     assert hostile.tool("fine").capability == "mcp.hostile.fine"
 
 
-def test_an_app_cannot_pull_a_huge_resource_through_the_comm(
-    host: Host, hostile: McpServer
-) -> None:
+def test_an_app_cannot_pull_a_huge_resource_through_the_comm(host: Host) -> None:
     view = View(host)
+    hostile = host.connect_mcp(hostile_process(), max_html_bytes=2 * 1024 * 1024)
     app = hostile.open("fine")
     app.wait(DEADLINE)
     view.request(app.app_id, 1, "resources/read", {"uri": "ui://hostile/huge.html"})
@@ -185,6 +198,27 @@ def test_an_app_cannot_pull_a_huge_resource_through_the_comm(
     assert error["code"] == -32000 and "over this host's 2097152" in error["message"]
     view.request(app.app_id, 2, "resources/read", {"uri": "ui://hostile/fine.html"})  # control
     assert "result" in view.wait_response(app.app_id, 2)
+    hostile.close()
+
+
+def test_resources_list_passes_through_to_the_server(host: Host, hostile: McpServer) -> None:
+    """hostCapabilities.serverResources is advertised: an app's resources/list is the
+    server's own list (the conformance runner's capabilities/server-passthrough), recorded;
+    a cursor that is not a string is -32602 and never reaches the server."""
+    view = View(host)
+    app = hostile.open("fine")
+    app.wait(DEADLINE)
+    view.request(app.app_id, 1, "resources/list", {})
+    listed = view.wait_response(app.app_id, 1)["result"]["resources"]
+    assert "ui://hostile/fine.html" in {resource["uri"] for resource in listed}
+    view.request(app.app_id, 2, "resources/list", {"cursor": 5})
+    assert view.wait_response(app.app_id, 2)["error"]["code"] == -32602
+    sent = [
+        r.envelope["jsonrpc"]
+        for r in host.history.select(kind="mcp")
+        if r.envelope.get("dir") == "to_server" and r.envelope["type"] == "mcp.resources/list"
+    ]
+    assert sent == [{"method": "resources/list", "params": {}}]
 
 
 def test_a_5_mib_result_is_cancelled_with_its_size(host: Host, hostile: McpServer) -> None:

@@ -1,0 +1,173 @@
+"""The official MCP Apps example servers in real JupyterLab (issue 23, docs/mcp-apps.md
+"Compatibility"): each entry of tests/mcp_servers/examples.py is installed from npm (an exact
+dev dependency), started offline (loopback only), connected with ``host.connect_mcp`` over
+stdio or streamable HTTP and opened; its own UI must show in its frame, and where it has a
+button that calls a tool, the click goes through the broker (a consent card, allowed) and the
+tool's result reaches the app. An entry marked as not working is expected to fail (strict), so
+the compatibility table cannot claim less, or more, than what was measured.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import FrameLocator, Locator, Page, expect
+
+from tests.mcp_servers.examples import EXAMPLES, OFFLINE, Example, sample_pdf
+
+from .canary import Canary
+from .conftest import OpenNotebook
+from .jupyter import NotebookPage, free_port
+
+NODE = shutil.which("node")
+
+pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed")
+
+SETUP = """\
+import json
+from lineup_jupyter import Host
+
+host = Host(conversation_id="conv_examples")
+host
+"""
+
+
+def card(page: Page) -> Locator:
+    return page.locator(".lineup-host .lineup-mcp")
+
+
+def app_frame(page: Page) -> FrameLocator:
+    return page.frame_locator(".lineup-mcp iframe.lineup-shell:not([hidden])").frame_locator(
+        "iframe"
+    )
+
+
+def command(example: Example, pdf: Path) -> list[str]:
+    assert NODE is not None
+    args = [arg.replace("{pdf}", str(pdf)) for arg in example.extra_args]
+    return [NODE, "--import", str(OFFLINE), str(example.entry), *args]
+
+
+@pytest.fixture
+def pdf(tmp_path: Path) -> Path:
+    return sample_pdf(tmp_path / "sample.pdf")
+
+
+@pytest.fixture
+def server(request: pytest.FixtureRequest, pdf: Path) -> Iterator[str]:
+    """What ``connect_mcp`` is given: the command (stdio), or the URL of the server this
+    fixture started on 127.0.0.1 (streamable HTTP)."""
+    example: Example = request.param
+    if example.transport == "stdio":
+        yield repr([*command(example, pdf), "--stdio"])
+        return
+    port = free_port()
+    process = subprocess.Popen(
+        command(example, pdf),
+        env={"PORT": str(port), "PATH": "/usr/bin:/bin"},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        for text in process.stdout:  # the server says where it listens once it does
+            if "listening" in text:
+                break
+        yield repr(f"http://127.0.0.1:{port}/mcp")
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+def kernel_json(notebook: NotebookPage, expression: str) -> object:
+    return json.loads(notebook.execute(f"print(json.dumps({expression}))"))
+
+
+def prompts(page: Page) -> Locator:
+    return page.locator(".lineup-host .lineup-consent .lineup-prompt")
+
+
+def allow(prompt: Locator) -> None:
+    """Allow a consent card, once it takes a click (js/prompts.js)."""
+    prompt.scroll_into_view_if_needed()
+    expect(prompt).to_have_attribute("data-armed", "")
+    prompt.locator("button.lineup-allow").click()
+
+
+def allow_until(page: Page, shown: Locator) -> int:
+    """Allow each consent card the app's calls raise until ``shown`` is visible; how many."""
+    allowed = 0
+    for _ in range(240):
+        if shown.is_visible():
+            return allowed
+        if prompts(page).count() > 0 and allowed < 8:
+            allow(prompts(page).first)
+            allowed += 1
+            continue
+        page.wait_for_timeout(250)
+    expect(shown).to_be_visible()  # fails with Playwright's own message
+    return allowed
+
+
+def params() -> list[object]:
+    out: list[object] = []
+    for example in EXAMPLES:
+        marks = [] if example.works else [pytest.mark.xfail(reason=example.notes, strict=True)]
+        out.append(pytest.param(example, example, id=example.id, marks=marks))
+    return out
+
+
+@pytest.mark.parametrize(("example", "server"), params(), indirect=["server"])
+def test_example_app_renders_and_its_button_works(
+    open_notebook: OpenNotebook, canary: Canary, example: Example, server: str, pdf: Path
+) -> None:
+    notebook = open_notebook([SETUP])
+    page = notebook.page
+    name = re.sub(r"[^a-z0-9]", "", example.server)
+    notebook.execute(f"server = host.connect_mcp({server}, name={name!r})")
+    for tool in example.allowed:
+        notebook.execute(f"host.policy.allow('mcp.{name}.{tool}')")
+    arguments = json.loads(json.dumps(example.arguments).replace("{pdf}", str(pdf)))
+    notebook.execute(f"app = server.open({example.tool!r}, {arguments!r})")
+    expect(card(page)).to_have_count(1)
+    frame = app_frame(page)
+    allow_until(page, frame.locator(example.rendered).first)
+    shell = card(page).locator("iframe.lineup-shell:not([hidden])")
+    if example.tall:  # sized to the viewport: it keeps the height it started at
+        assert shell.evaluate("e => e.offsetHeight") >= 400
+    if example.broken is not None:
+        expect(frame.locator("body")).not_to_contain_text(example.broken)
+    if example.grant is not None:  # the domain it needs: offered, and its block said
+        row = f".lineup-mcp-grant[data-directive='resourceDomains'][data-domain='{example.grant}']"
+        expect(card(page).locator(row)).to_have_count(1)
+        notes = card(page).locator(".lineup-mcp-note")
+        expect(notes.filter(has_text=example.grant).first).to_be_visible()
+    if example.button is not None and example.result is not None:
+        shown = frame.locator("body")
+        before = shown.inner_text()
+        frame.locator(example.button).first.click()
+        expect(prompts(page)).to_have_count(1)
+        allow(prompts(page).first)
+        expect(shown).not_to_have_text(before)
+        expect(shown).to_contain_text(re.compile(example.result))
+        expect(shown).not_to_contain_text("[ERROR]")
+        # The click's call went through the broker: the user's decision is in the audit.
+        capability = f"mcp.{name}.{example.tool}"
+        decisions = kernel_json(
+            notebook,
+            f"[(r['decision'], r['decided_by']) for r in host.audit.query() "
+            f"if r['capability'] == {capability!r} and r['decision']]",
+        )
+        assert isinstance(decisions, list) and ["allow", "user"] in decisions, decisions
+    # Nothing was copied, so no note may say so (React registers copy listeners).
+    expect(card(page).locator(".lineup-mcp-note").filter(has_text="copied")).to_have_count(0)
+    # Offline and ungranted: nothing reached the network.
+    assert canary.total() == 0, canary.summary()

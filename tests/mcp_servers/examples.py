@@ -1,0 +1,236 @@
+"""The official MCP Apps example servers this host is tested against (docs/mcp-apps.md,
+"Compatibility"): the npm packages ``@modelcontextprotocol/server-<name>``, exact-pinned dev
+dependencies in package.json, started offline (``offline.mjs``: loopback only).
+
+``EXAMPLES`` is the one list: tests/browser/test_mcp_examples.py runs each entry in real
+JupyterLab, and the compatibility table in docs/mcp-apps.md is ``table()`` of it (drift-tested
+by tests/mcp/test_mcp_examples_table.py), so the table says what the browser tests measured.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+REPO = Path(__file__).resolve().parents[2]
+OFFLINE = Path(__file__).with_name("offline.mjs")
+PACKAGES = REPO / "node_modules" / "@modelcontextprotocol"
+
+Transport = Literal["stdio", "http"]
+
+
+@dataclass(frozen=True)
+class Example:
+    """One example server, opened with one tool, and what proves its app works here."""
+
+    server: str  # the npm package is @modelcontextprotocol/server-<server>
+    transport: Transport
+    tool: str
+    arguments: dict[str, object]
+    rendered: str  # a selector in the app's frame: its own UI, visible
+    button: str | None  # what the user clicks: a tools/call through consent
+    result: str | None  # a regular expression the app shows once that call's result is in
+    works: bool
+    notes: str
+    extra_args: tuple[str, ...] = field(default=())  # after the entry; "{pdf}" is sample_pdf()
+    allowed: tuple[str, ...] = field(default=())  # tools the user allows by policy beforehand
+    grant: str | None = None  # a resourceDomains domain its grant card must offer
+    tall: bool = False  # sized to the viewport: its frame keeps the start height
+    broken: str | None = None  # text the app shows when it failed (it must not)
+
+    @property
+    def id(self) -> str:
+        return f"{self.server}-{self.transport}"
+
+    @property
+    def package(self) -> str:
+        return f"@modelcontextprotocol/server-{self.server}"
+
+    @property
+    def entry(self) -> Path:
+        return PACKAGES / f"server-{self.server}" / "dist" / "index.js"
+
+    def version(self) -> str:
+        """The exact version package.json pins (what `npm ci` installs)."""
+        pins = json.loads((REPO / "package.json").read_text())["devDependencies"]
+        return str(pins[self.package])
+
+
+TIME = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d"
+
+EXAMPLES: tuple[Example, ...] = (
+    Example(
+        "basic-vanillajs",
+        "stdio",
+        "get-time",
+        {},
+        "#get-time-btn",
+        "#get-time-btn",
+        TIME,
+        True,
+        "Get Server Time: its get-time call through a consent card, the time back in the app",
+    ),
+    Example(
+        "basic-vanillajs",
+        "http",
+        "get-time",
+        {},
+        "#get-time-btn",
+        "#get-time-btn",
+        TIME,
+        True,
+        "the same over streamable HTTP on 127.0.0.1",
+    ),
+    Example(
+        "basic-react",
+        "stdio",
+        "get-time",
+        {},
+        "button:has-text('Get Server Time')",
+        "button:has-text('Get Server Time')",
+        TIME,
+        True,
+        "React registers copy listeners: no copy note unless the user copies",
+    ),
+    Example(
+        "basic-vue",
+        "stdio",
+        "get-time",
+        {},
+        "button:has-text('Get Server Time')",
+        "button:has-text('Get Server Time')",
+        TIME,
+        True,
+        "Vue reads properties of window.parent: works with the same-realm parent (it "
+        "failed with SecurityError on every button before)",
+    ),
+    Example(
+        "basic-vue",
+        "http",
+        "get-time",
+        {},
+        "button:has-text('Get Server Time')",
+        "button:has-text('Get Server Time')",
+        TIME,
+        True,
+        "the same over streamable HTTP on 127.0.0.1",
+    ),
+    Example(
+        "pdf",
+        "stdio",
+        "display_pdf",
+        {"url": "{pdf}"},
+        "canvas",
+        None,
+        None,
+        False,
+        "4.3 MB of HTML (under the 8 MiB default); PDF.js starts its worker as a module from a "
+        "data: URL, and this host runs no script it did not hash and no worker (worker-src "
+        "'none'): the app shows its own error",
+        ("{pdf}",),
+        allowed=("poll_pdf_commands", "submit_viewer_state", "submit_page_data"),
+    ),
+    Example(
+        "threejs",
+        "stdio",
+        "show_threejs_scene",
+        {},
+        "canvas",
+        None,
+        None,
+        False,
+        "runs its scene's code with new Function: this host runs no eval (the app shows the "
+        "CSP error; its card says a part of it needs eval)",
+        broken="unsafe-eval",
+    ),
+    Example(
+        "wiki-explorer",
+        "http",
+        "get-first-degree-links",
+        {"url": "https://en.wikipedia.org/wiki/Notebook"},
+        "#zoom-in",
+        None,
+        None,
+        True,
+        "sized to the viewport: its frame keeps the 480 px it starts at (it collapsed to 40 px "
+        "before); offline its server cannot reach wikipedia",
+        tall=True,
+    ),
+    Example(
+        "map",
+        "stdio",
+        "show-map",
+        {},
+        "#loading",
+        None,
+        None,
+        True,
+        "sized to the viewport; CesiumJS loads from a CDN it declares: its card offers the "
+        "grant and says the script was blocked; ungranted (offline here) the app says so",
+        grant="https://cesium.com",
+        tall=True,
+    ),
+)
+
+
+def table() -> str:
+    """The compatibility table of docs/mcp-apps.md, from EXAMPLES (write it with
+    ``python -m tests.mcp_servers.examples``)."""
+    rows = [
+        "| server | version | transport | tool | works | notes |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for example in EXAMPLES:
+        works = "yes" if example.works else "no"
+        rows.append(
+            f"| `{example.package}` | {example.version()} | {example.transport} "
+            f"| `{example.tool}` | {works} | {example.notes} |"
+        )
+    return "\n".join(rows)
+
+
+def sample_pdf(path: Path) -> Path:
+    """A one-page PDF that says "LineUp sample page" (for the pdf server, which reads only
+    the files it was started with)."""
+    stream = b"BT /F1 24 Tf 72 720 Td (LineUp sample page) Tj ET"
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    for offset in offsets:
+        out += b"%010d 00000 n \n" % offset
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        xref,
+    )
+    path.write_bytes(bytes(out))
+    return path
+
+
+TABLE_START = "<!-- compatibility table: python -m tests.mcp_servers.examples -->"
+TABLE_END = "<!-- end of the compatibility table -->"
+DOC = REPO / "docs" / "mcp-apps.md"
+
+
+def written(text: str) -> str:
+    """The docs page's text with the table as table() makes it."""
+    start = text.index(TABLE_START) + len(TABLE_START)
+    end = text.index(TABLE_END)
+    return f"{text[:start]}\n{table()}\n{text[end:]}"
+
+
+if __name__ == "__main__":
+    DOC.write_text(written(DOC.read_text()))
