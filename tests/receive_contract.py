@@ -137,7 +137,9 @@ def snapshot(host: Host) -> dict[str, Any]:
             for iid, inst in host.surfaces.items()
         },
         "inventory": host.inventory,
-        "calls": host._broker.ledger.snapshot(),  # the remembered app.result of each call_id (C12)
+        # the remembered app.result of each call_id (C12); one agent speaks in these tests, so
+        # the call_id alone names its ledger entry (the ledger keys on (identity, call_id), H27)
+        "calls": {key[1]: entry for key, entry in host._broker.ledger.snapshot().items()},
         "seen": list(host._intake.seen),  # message ids a repeat would be refused for (H9)
     }
 

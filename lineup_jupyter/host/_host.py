@@ -28,7 +28,7 @@ from ..capabilities._builtins import builtin_capabilities
 from ..capabilities._capabilities import ANY_OBJECT, Capabilities, Capability, Policy, Risk
 from ..core._bus import Bus, History, Subscription
 from ..core._components import ComponentChange, Components, ComponentsView
-from ..core._identity import KERNEL, Identities
+from ..core._identity import KERNEL, Identities, Identity
 from ..core._surfaces import StateRevision, SurfaceChange, Surfaces, SurfacesView
 from ..core._views import views
 from ..mcp._apps import McpApps
@@ -111,7 +111,9 @@ class Host:
         self._surfaces_view = self._surfaces.view()
         self._components_view = self._components.view()
         self._lock = threading.RLock()
-        self._identities = Identities()  # agent id -> the endpoint speaking for it (H41)
+        # agent id -> the endpoint speaking for it (H41) and who that is (H27, H28); when a
+        # binding ends, so do its remembered grants
+        self._identities = Identities(client_id, on_ended=self._identity_ended)
         self._widget: Any = None
         self._inspector: Any = None
         # Every agent outside the kernel (shown in the view, closed by close()), and the
@@ -297,6 +299,30 @@ class Host:
             except ProtocolError as error:
                 raise UsageError(f"[lineup] {error.message}") from None
             return self._bus.subscribe(dispatch, agent_id=agent_id, endpoint=KERNEL)
+
+    def attach_session(
+        self, agent_id: str, dispatch: Callable[[dict[str, Any]], None], *, via: str
+    ) -> tuple[Identity, Subscription]:
+        """The host's own agent in a reserved namespace (H28: an MCP server session,
+        ``mcp.<name>``): a new Identity (H27), so nothing a namesake session before it was
+        granted or cached is its; ``via`` says how it is connected. Raises UsageError when
+        a session already holds the id. ``detach_session`` ends it."""
+        with self._lock:
+            try:
+                identity = self._identities.attach_session(agent_id, via)
+            except ProtocolError as error:
+                raise UsageError(f"[lineup] {error.message}") from None
+            return identity, self._bus.subscribe(dispatch, agent_id=agent_id, endpoint=KERNEL)
+
+    def detach_session(self, identity: Identity, subscription: Subscription) -> None:
+        """The session ended: its id is free again, its remembered grants are gone."""
+        with self._lock:
+            subscription.close()
+            self._identities.detach_session(identity)
+
+    def _identity_ended(self, identity: Identity) -> None:
+        # Under the host's lock (Identities is guarded by it): the grants end with it (H27).
+        self._broker.policy.forget(identity)
 
     def send_inventory(self, to: str | None = None) -> dict[str, Any]:
         """Send the current client.inventory (to one agent, or to all); returns the envelope."""
