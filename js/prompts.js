@@ -235,19 +235,14 @@ function holdsHidden(spec) {
  * only, until the kernel restarts or it is revoked; its waiting requests of it run too.
  * @param {{ capability: string, identity?: Identity }} spec
  */
-export function rememberScope(spec) {
+function rememberScope(spec) {
   const line = element("div", "lineup-prompt-scope");
   const who = spec.identity;
   if (!who) return line;
-  const agent = element("span", "lineup-prompt-agent");
-  fillBounded(agent, who.agent, SHOWN.agent, false);
-  agent.prepend("«");
-  agent.append("»");
-  const session = who.session === 0 ? "" : `, connection ${who.session}`;
   line.append(
     "Remember covers only Agent ",
-    agent,
-    ` (${who.via}${session}) and `,
+    agentName(who.agent),
+    ` (${connection(who)}) and `,
     element("code", "", spec.capability),
     `, until this kernel restarts or you revoke it; its other waiting ${spec.capability} requests run too. ` +
       "Another agent, or one taking this name later, is asked again.",
@@ -266,14 +261,23 @@ function grantLine(grant, send) {
   revoke.addEventListener("click", () =>
     send({ kind: "consent_revoke", capability: grant.capability, session: grant.session }),
   );
+  line.append("Allowed for this session: ", element("code", "", grant.capability), " for Agent ");
+  line.append(agentName(grant.agent), ` (${connection(grant)}) `, revoke);
+  return line;
+}
+
+/** The name an agent gave itself, in the agent's own style: never read as the host's words. */
+function agentName(/** @type {string} */ name) {
   const agent = element("span", "lineup-prompt-agent");
-  fillBounded(agent, grant.agent, SHOWN.agent, false);
+  fillBounded(agent, name, SHOWN.agent, false);
   agent.prepend("«");
   agent.append("»");
-  const session = grant.session === 0 ? "" : `, connection ${grant.session}`;
-  line.append("Allowed for this session: ", element("code", "", grant.capability), " for Agent ", agent);
-  line.append(` (${grant.via}${session}) `, revoke);
-  return line;
+  return agent;
+}
+
+/** How the host knows an identity is connected (the kernel's own agents have no number). */
+function connection(/** @type {Identity} */ who) {
+  return who.session === 0 ? who.via : `${who.via}, connection ${who.session}`;
 }
 
 /**
