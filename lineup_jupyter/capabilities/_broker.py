@@ -557,15 +557,15 @@ class Broker:
         *,
         to: str | None,
         endpoint: object = None,
-        identity: Identity | None = None,
+        identity: Identity,
     ) -> bool:
         """An app.call the host refused before the broker (a bad envelope, a bug of ours):
-        unless its call_id has an answer already in its sender's scope (C12, H27), this
-        failure is its one answer, sent and audited (C13). False when it had one: nothing
-        is sent. Without an ``identity`` (a sender the host could not bind: an id another
-        endpoint holds, a reserved one) it is sent and audited, and binds no call_id."""
+        unless its call_id has an answer already in its sender's scope (C12, H27: a sender
+        the host could not bind, an id another endpoint holds or a reserved one, is
+        ``NOBODY``'s), this failure is its one answer, sent and audited (C13). False when it
+        had one: nothing is sent."""
         answer = {"call_id": call_id, "status": "failed", "error": error}
-        if identity is not None and not self.ledger.refuse((identity, call_id), answer):
+        if not self.ledger.refuse((identity, call_id), answer):
             return False
         self._send_envelope("lineup.v1.app.result", answer, to=to, endpoint=endpoint)
         at = stamp(utc_now())

@@ -33,7 +33,7 @@ from typing import Final
 
 from ..protocol._errors import ProtocolError
 
-__all__ = ["KERNEL", "Identities", "Identity", "reserved_why"]
+__all__ = ["KERNEL", "NOBODY", "Identities", "Identity", "reserved_why"]
 
 MCP_NAMESPACE: Final = "mcp"
 
@@ -63,6 +63,11 @@ class Identity:
     def view(self) -> dict[str, object]:
         """What a card says of it: the label, the host's number, how it is connected."""
         return {"agent": self.agent_id, "session": self.session, "via": self.via}
+
+
+# Whom a refusal of a message with no sender the host could bind is recorded for (H27): a
+# scope of its own, so such a call_id is burned for no agent.
+NOBODY: Final = Identity("", -1, None, "a sender the host could not name")
 
 
 def reserved_why(agent_id: str, client_id: str) -> str | None:

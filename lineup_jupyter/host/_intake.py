@@ -21,7 +21,7 @@ from ..appcenter._manifest import SurfaceManifest
 from ..capabilities._broker import Broker
 from ..core._bus import Bus
 from ..core._components import Components
-from ..core._identity import KERNEL, Identities, Identity
+from ..core._identity import KERNEL, NOBODY, Identities, Identity
 from ..core._ports import Send
 from ..core._schemas import first_problem
 from ..core._surfaces import Surfaces
@@ -276,15 +276,17 @@ class Intake:
         error = error.with_refused(readable_id(source.get("id")), readable_type(source.get("type")))
         self._bus.record_incoming(shown, error.to_payload())
         sender = source.get("sender")
+        named = readable_id(sender.get("id")) if type(sender) is dict else None
+        # The sender as the host knows it, when this endpoint may speak for that id (H41,
+        # H28); else nobody's: its call_id is burned in no agent's scope (H27).
+        identity = None if named is None else self._identities.peek(named, endpoint)
         to = (
-            readable_id(sender.get("id"))
-            if type(sender) is dict and readable_type(sender.get("kind")) == "agent"
+            named
+            if identity is not None
+            and type(sender) is dict
+            and readable_type(sender.get("kind")) == "agent"
             else None
         )
-        # The sender as the host knows it, when this endpoint may speak for that id (H41, H28).
-        identity = None if to is None else self._identities.peek(to, endpoint)
-        if identity is None:
-            to = None
         payload = source.get("payload")
         call_id = readable_id(payload.get("call_id")) if type(payload) is dict else None
         if (
@@ -293,7 +295,7 @@ class Intake:
             and error.code not in ("duplicate_id", "wrong_conversation")
             # an app.result instead, unless the call_id has its one answer already (C12)
             and self._broker.refuse(
-                call_id, _result_error(error), to=to, endpoint=endpoint, identity=identity
+                call_id, _result_error(error), to=to, endpoint=endpoint, identity=identity or NOBODY
             )
         ):
             return error
