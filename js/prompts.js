@@ -18,7 +18,10 @@ import { clip, describeUrl, fieldOrder, hasHidden, KEY_FIELDS, visible } from ".
  * @typedef {{ call_id: string, capability: string, version: string, risk: string,
  *   description: string, agent: string, reason: string, arguments: Record<string, unknown>,
  *   expires_at: string, remaining_ms: number, runs_in: string, browser: BrowserOptions,
- *   remember_allowed: boolean, typed_name_required: boolean }} CallSpec
+ *   remember_allowed: boolean, typed_name_required: boolean, identity?: Identity }} CallSpec
+ * @typedef {{ agent: string, session: number, via: string }} Identity
+ *   who a call is from as the host knows it (H27): the label, the host's number, how it is connected
+ * @typedef {Identity & { capability: string }} Grant
  * @typedef {{ call_id: string, capability: string, status: string,
  *   decided_by: string | null }} Recent
  * @typedef {{ ok: true, result: Record<string, unknown> } | { ok: false, message: string }
@@ -50,6 +53,7 @@ const STYLE = `
 .lineup-prompt-arg-name { font-weight: 600; margin-right: 6px; }
 .lineup-prompt-domain { font-weight: 700; text-decoration: underline; }
 .lineup-prompt-hidden { background: var(--jp-warn-color3, #fde7c0); color: var(--jp-warn-color0, #8a4b00); border-radius: 2px; }
+.lineup-prompt-scope { font-size: var(--jp-ui-font-size0, 11px); color: var(--jp-ui-font-color2, #666); margin: 0 0 4px; }
 .lineup-prompt-agent { font-family: var(--jp-code-font-family, monospace); font-style: italic; border: 1px dashed var(--jp-ui-font-color2, #888); border-radius: 3px; padding: 0 3px; }
 .lineup-prompt-more { font-size: 11px; margin-left: 6px; }
 .lineup-prompt-warning { font-size: 12px; color: var(--jp-warn-color0, #8a4b00); }
@@ -226,6 +230,57 @@ function holdsHidden(spec) {
 }
 
 /**
+ * What a Remember would cover, said before the user ticks it (H27): this identity only (the
+ * agent's name in its own style, then how the host knows it is connected), this capability
+ * only, until the kernel restarts or it is revoked; its waiting requests of it run too.
+ * @param {{ capability: string, identity?: Identity }} spec
+ */
+function rememberScope(spec) {
+  const line = element("div", "lineup-prompt-scope");
+  const who = spec.identity;
+  if (!who) return line;
+  line.append(
+    "Remember covers only Agent ",
+    agentName(who.agent),
+    ` (${connection(who)}) and `,
+    element("code", "", spec.capability),
+    `, until this kernel restarts or you revoke it; its other waiting ${spec.capability} requests run too. ` +
+      "Another agent, or one taking this name later, is asked again.",
+  );
+  return line;
+}
+
+/**
+ * A remembered grant's line, with whose it is and its Revoke (H27).
+ * @param {Grant} grant @param {(content: import("./view_protocol.js").HostViewMessage) => void} send
+ */
+function grantLine(grant, send) {
+  const line = element("div", "lineup-consent-grant");
+  const revoke = button("lineup-revoke", "Revoke");
+  revoke.setAttribute("aria-label", `Revoke the remembered permission for ${grant.capability}`);
+  revoke.addEventListener("click", () =>
+    send({ kind: "consent_revoke", capability: grant.capability, session: grant.session }),
+  );
+  line.append("Allowed for this session: ", element("code", "", grant.capability), " for Agent ");
+  line.append(agentName(grant.agent), ` (${connection(grant)}) `, revoke);
+  return line;
+}
+
+/** The name an agent gave itself, in the agent's own style: never read as the host's words. */
+function agentName(/** @type {string} */ name) {
+  const agent = element("span", "lineup-prompt-agent");
+  fillBounded(agent, name, SHOWN.agent, false);
+  agent.prepend("«");
+  agent.append("»");
+  return agent;
+}
+
+/** How the host knows an identity is connected (the kernel's own agents have no number). */
+function connection(/** @type {Identity} */ who) {
+  return who.session === 0 ? who.via : `${who.via}, connection ${who.session}`;
+}
+
+/**
  * One argument of a call: its name, and its value as text the user can trust (a URL as the
  * browser will open it, hidden characters shown, long values cut).
  * @param {string} capability @param {string} name @param {unknown} value
@@ -361,7 +416,7 @@ export function mountPrompts({ model, root, send, signal }) {
       remember = document.createElement("input");
       remember.type = "checkbox";
       label.append(remember, " Remember for this session");
-      card.append(label);
+      card.append(label, rememberScope(spec));
     }
     const actions = element("div", "lineup-prompt-actions");
     // JupyterLab's own accept and reject styles: the host's Allow never looks like a button
@@ -456,7 +511,7 @@ export function mountPrompts({ model, root, send, signal }) {
     }
   }
 
-  /** @param {{ pending: CallSpec[], remembered: string[], recent: Recent[],
+  /** @param {{ pending: CallSpec[], remembered: Grant[], recent: Recent[],
    *   refused?: { call_id: string, message: string } }} state */
   function apply(state) {
     const pending = Array.isArray(state.pending) ? state.pending : [];
@@ -494,14 +549,7 @@ export function mountPrompts({ model, root, send, signal }) {
     if (cards.size > 0 && !watching) watching = requestAnimationFrame(watch);
     count.textContent = pending.length > 1 ? `${pending.length} requests are waiting for you` : "";
     grants.replaceChildren();
-    for (const name of Array.isArray(state.remembered) ? state.remembered : []) {
-      const line = element("div", "lineup-consent-grant");
-      const revoke = button("lineup-revoke", "Revoke");
-      revoke.setAttribute("aria-label", `Revoke the remembered permission for ${name}`);
-      revoke.addEventListener("click", () => send({ kind: "consent_revoke", capability: name }));
-      line.append("Allowed for this session: ", element("code", "", name), " ", revoke);
-      grants.append(line);
-    }
+    for (const grant of Array.isArray(state.remembered) ? state.remembered : []) grants.append(grantLine(grant, send));
     const last = Array.isArray(state.recent) ? state.recent[0] : undefined;
     recent.textContent = last
       ? `Last request: ${last.capability} (${last.call_id}): ${last.status}${last.decided_by ? `, decided by ${last.decided_by}` : ""}`
@@ -509,7 +557,7 @@ export function mountPrompts({ model, root, send, signal }) {
     tick();
   }
 
-  /** @type {{ pending: CallSpec[], remembered: string[], recent: Recent[] } | null} */
+  /** @type {{ pending: CallSpec[], remembered: Grant[], recent: Recent[] } | null} */
   let current = null; // null: waiting for everything (consent_sync)
   let seq = 0;
 

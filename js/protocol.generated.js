@@ -124,7 +124,7 @@ export const MARKDOWN_LINK_REL = "noopener noreferrer nofollow";
 /** @type {RegExp} */
 export const MARKDOWN_IMAGE_PATTERN = Object.freeze(/^data:image\/(png|gif|jpeg|webp);base64,[A-Za-z0-9+\/=]*$/u);
 
-/** @type {Readonly<Record<"invalid_json" | "too_large" | "invalid" | "unknown_type" | "unsupported" | "wrong_direction" | "wrong_conversation" | "unknown_instance" | "not_owner" | "duplicate_id" | "integrity_mismatch" | "untrusted_bundle" | "call_conflict" | "rate_limited" | "unresponsive" | "focus_stolen" | "csp_violation" | "unknown_component" | "component_conflict" | "too_many" | "agent_conflict" | "internal", string>>} */
+/** @type {Readonly<Record<"invalid_json" | "too_large" | "invalid" | "unknown_type" | "unsupported" | "wrong_direction" | "wrong_conversation" | "unknown_instance" | "not_owner" | "duplicate_id" | "integrity_mismatch" | "untrusted_bundle" | "call_conflict" | "rate_limited" | "unresponsive" | "focus_stolen" | "csp_violation" | "unknown_component" | "component_conflict" | "too_many" | "agent_conflict" | "reserved_id" | "internal", string>>} */
 export const ERROR_CODES = Object.freeze({
   "invalid_json": "the bytes are not a single I-JSON value (H2)",
   "too_large": "a size limit was exceeded",
@@ -147,10 +147,11 @@ export const ERROR_CODES = Object.freeze({
   "component_conflict": "the component id is taken by another kind, or the question was asked",
   "too_many": "a count limit was reached: open surfaces, components, waiting calls (H44)",
   "agent_conflict": "the agent id belongs to another endpoint: an in-kernel agent, or another connection (H41)",
+  "reserved_id": "the agent id is the host's: mcp and mcp.* (its MCP servers) or its own client id (H28)",
   "internal": "the host failed while handling a valid message",
 });
 
-/** @type {Readonly<Record<"S2" | "S3" | "S4" | "S7" | "M1" | "M2" | "M3" | "U1" | "U2" | "U3" | "U4" | "U5" | "U7" | "U8" | "U9" | "U10" | "C3" | "C4" | "C5" | "C6" | "C7" | "C8" | "C9" | "C10" | "C11" | "C12" | "C13" | "H20" | "H21" | "H22" | "H23" | "H24" | "H25" | "H1" | "H2" | "H3" | "H4" | "H5" | "H6" | "H7" | "H8" | "H9" | "H12" | "H13" | "H14" | "H15" | "H45" | "H37", string>>} */
+/** @type {Readonly<Record<"S2" | "S3" | "S4" | "S7" | "M1" | "M2" | "M3" | "U1" | "U2" | "U3" | "U4" | "U5" | "U7" | "U8" | "U9" | "U10" | "C3" | "C4" | "C5" | "C6" | "C7" | "C8" | "C9" | "C10" | "C11" | "C12" | "C13" | "H20" | "H21" | "H22" | "H23" | "H24" | "H25" | "H27" | "H28" | "H1" | "H2" | "H3" | "H4" | "H5" | "H6" | "H7" | "H8" | "H9" | "H12" | "H13" | "H14" | "H15" | "H45" | "H37", string>>} */
 export const RULES = Object.freeze({
   "S2": "A surface runs only in a sandboxed iframe with allow-scripts and nothing more.",
   "S3": "A surface's CSP forbids network, remote scripts and nested frames: at least default-src 'none'; connect-src 'none'; img-src data: blob:; style-src 'unsafe-inline'; script-src 'unsafe-inline'.",
@@ -185,6 +186,8 @@ export const RULES = Object.freeze({
   "H23": "A restricted capability is allowed only after the user types its name in the prompt.",
   "H24": "A handler that raises fails the call; the agent reads only the exception's type, unless the handler raised CapabilityError with a message written for it.",
   "H25": "artifact.save writes a new file under the artifacts folder: a relative path of plain names, no '..', no symlinks followed, never over an existing file.",
+  "H27": "A call_id, a remembered decision, an MCP domain grant and a cached app resource belong to the identity the host assigned to the connection that made them (an in-kernel agent, one connection, one MCP server session), never to a name the requester chose: another identity using the same call_id, agent id or server name gets none of it.",
+  "H28": "Agent ids mcp and mcp.* and the host's own client id are the host's: no agent may claim them, in the kernel or outside it.",
   "H1": "Envelope fields are exactly v (1), id, type, conversation_id, sender {kind, id}, payload, and optionally target {kind, id} and ts (RFC 3339); unknown fields are refused.",
   "H2": "A message is UTF-8 I-JSON (RFC 7493): no duplicate keys, no NaN or Infinity, no integer beyond +/-(2^53-1) (send it as a string), no lone surrogates, at most 64 levels deep and 1 MiB long.",
   "H3": "The client answers every refused message with one lineup.v1.error {code, rule, path, message, refused_id, refused_type}, or an app.call with app.result.",

@@ -84,6 +84,7 @@
  * @typedef {object} ConsentRevoke
  * @property {"consent_revoke"} kind
  * @property {string} capability
+ * @property {any} [session]
  */
 
 /**
@@ -408,7 +409,7 @@
  * @property {"consent"} kind
  * @property {number} seq
  * @property {Record<string, any>[]} pending
- * @property {string[]} remembered
+ * @property {Record<string, any>[]} remembered
  * @property {Record<string, any>[]} recent
  * @property {ConsentRefusal} [refused]
  */
@@ -420,7 +421,7 @@
  * @property {number} seq
  * @property {Record<string, any>[]} added
  * @property {string[]} removed
- * @property {string[]} [remembered]
+ * @property {Record<string, any>[]} [remembered]
  * @property {Record<string, any>[]} [recent]
  * @property {ConsentRefusal} [refused]
  */

@@ -137,7 +137,12 @@ def snapshot(host: Host) -> dict[str, Any]:
             for iid, inst in host.surfaces.items()
         },
         "inventory": host.inventory,
-        "calls": host._broker.ledger.snapshot(),  # the remembered app.result of each call_id (C12)
+        # the remembered app.result of each call_id (C12), in its sender's scope (H27): the
+        # kernel's agents are told apart by their ids; "" is a sender the host could not name
+        "calls": {
+            (key[0].agent_id, key[1]): entry
+            for key, entry in host._broker.ledger.snapshot().items()
+        },
         "seen": list(host._intake.seen),  # message ids a repeat would be refused for (H9)
     }
 
@@ -152,6 +157,15 @@ def lenient_parse(message: Any) -> Any:
         except (ValueError, RecursionError):
             return None
     return message
+
+
+def readable_sender(message: Any) -> str:
+    """The agent id a message names, as the host reads it for the scope of its call_id
+    (H27), or "" when it names none readably."""
+    parsed = lenient_parse(message)
+    sender = parsed.get("sender") if isinstance(parsed, dict) else None
+    named = sender.get("id") if isinstance(sender, dict) else None
+    return named if isinstance(named, str) and _ID.fullmatch(named) else ""
 
 
 def readable_call_id(message: Any) -> str | None:
@@ -217,12 +231,13 @@ def receive_and_check(fx: Fixture, message: Any) -> ProtocolError | None:
     (answer,) = answers
     after = snapshot(host)
     call_id = readable_call_id(message)
+    scope = (readable_sender(message), call_id)
     # Text over the message limit is never read (H2, H44: the history keeps an excerpt), so
     # its call_id is not known: the refusal is a plain lineup.v1.error.
     unread = result.code == "too_large" and result.rule == "H2" and type(message) is not dict
     burns_call_id = (
         call_id is not None
-        and call_id not in before["calls"]
+        and scope not in before["calls"]
         and result.code not in _NOT_A_CALL_HERE
         and not unread
     )
@@ -232,7 +247,7 @@ def receive_and_check(fx: Fixture, message: Any) -> ProtocolError | None:
         assert answer["payload"]["status"] == "failed"
         reported = answer["payload"]["error"]
         # The failed result is remembered, so the call_id keeps its one answer (C12).
-        assert after["calls"].pop(call_id) == ("refused", answer["payload"])
+        assert after["calls"].pop(scope) == ("refused", answer["payload"])
     else:
         assert answer["type"] == "lineup.v1.error", answer
         reported = answer["payload"]

@@ -12,6 +12,13 @@ A pending call waits for ``decide`` (the view, or a test acting as the user) or 
 (_ledger.py) records the answer, gives it to a repeat, even one that arrives while the first
 waits, and refuses a different request under the same id (C12, H22). Every answer and every
 grant change is written to the audit (C13).
+
+Whose call it is, is the ``Identity`` the host assigned to its sender (H27,
+core/_identity.py), not the agent id it wrote: the ledger, the waiting cards, a remembered
+grant and the app.result's way back all key on it, so another agent (or a namesake on a
+later connection) using the same call_id or the same agent id reads, blocks and inherits
+nothing. A card's key is the call_id, or ``call_id~session`` when another identity's call
+with that call_id is waiting too.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
+from ..core._identity import Identity
 from ..core._ports import HostPort, Send
 from ..core._schemas import first_problem
 from ..protocol import AppCall, rules
@@ -34,7 +42,7 @@ from ..runtime._threads import Timer, call_later
 from ._audit import Audit, digest
 from ._capabilities import Capabilities, Capability, Policy
 from ._consent import ConsentViews
-from ._ledger import CallLedger, fingerprint_of
+from ._ledger import CallKey, CallLedger, fingerprint_of
 
 __all__ = ["Broker", "PendingCall"]
 
@@ -50,19 +58,31 @@ class PendingCall:
 
     call_id: str
     capability: Capability
-    agent: str
+    identity: Identity
     reason: str
     arguments: dict[str, Any]
     expires_at: datetime
     received_at: datetime
+    key: str = ""  # the card's: the call_id, unless another identity's call waits under it
     _timer: Timer | None = field(default=None, repr=False)
+
+    @property
+    def agent(self) -> str:
+        """The agent id its sender wrote (a label: ``identity`` is who it is, H27)."""
+        return self.identity.agent_id
+
+    @property
+    def ledger_key(self) -> CallKey:
+        return (self.identity, self.call_id)
 
     def spec(self, now: datetime) -> dict[str, Any]:
         """What a view draws: everything but the handler, and the time left (not a clock
-        reading, so a browser whose clock differs counts down the same)."""
+        reading, so a browser whose clock differs counts down the same). ``call_id`` is the
+        card's key; ``identity`` says whose card it is, and so whose a Remember would be."""
         capability = self.capability
         return {
-            "call_id": self.call_id,
+            "call_id": self.key,
+            "identity": self.identity.view(),
             "capability": capability.name,
             "version": capability.version,
             "risk": capability.risk,
@@ -105,25 +125,29 @@ class Broker:
 
     # ---- arrival -----------------------------------------------------------------------
 
-    def check(self, payload: AppCallPayload) -> None:
-        """Before the host accepts a call: its call_id is new, or names this same request
-        (C12); raises the ProtocolError that refuses it."""
-        self.ledger.check(payload.call_id, fingerprint_of(payload.capability, payload.arguments))
+    def check(self, payload: AppCallPayload, identity: Identity) -> None:
+        """Before the host accepts a call: its call_id is new for its sender, or names this
+        same request (C12, H27); raises the ProtocolError that refuses it."""
+        self.ledger.check(
+            (identity, payload.call_id), fingerprint_of(payload.capability, payload.arguments)
+        )
 
-    def receive(self, envelope: AppCall) -> None:
-        """An accepted app.call (the host checked envelope, conversation and ``check``)."""
+    def receive(self, envelope: AppCall, identity: Identity) -> None:
+        """An accepted app.call from ``identity`` (the host checked envelope, conversation,
+        the sender's binding, H41, and ``check``)."""
         payload = envelope.payload
-        agent = envelope.sender.id
-        if payload.call_id in self.ledger:  # a repeat: the first's answer, now or when it ends
-            answer = self.ledger.join(payload.call_id, agent)
+        agent = identity.agent_id
+        key = (identity, payload.call_id)
+        if key in self.ledger:  # a repeat: the first's answer, now or when it ends
+            answer = self.ledger.join(key)
             if answer is not None:
-                self._send(answer, agent)
+                self._send(answer, identity)
             return
         fingerprint = fingerprint_of(payload.capability, payload.arguments)
         now = utc_now()
         common: dict[str, Any] = {
             "call_id": payload.call_id,
-            "agent": agent,
+            "identity": identity,
             "reason": payload.reason,
             "arguments": payload.arguments,
             "received_at": now,
@@ -181,7 +205,7 @@ class Broker:
                 ),
             )
             return
-        verdict, decided_by = self.policy.verdict(capability)
+        verdict, decided_by = self.policy.verdict(capability, identity)
         if verdict == "deny":
             self._answer(
                 **base,
@@ -214,16 +238,40 @@ class Broker:
             call = PendingCall(
                 payload.call_id,
                 capability,
-                agent,
+                identity,
                 payload.reason,
                 payload.arguments,
                 payload.expires(),
                 now,
             )
-            self.ledger.wait(call.call_id, fingerprint, agent)
-            self.pending[call.call_id] = call
+            call.key = self._card_key(call.call_id)
+            self.ledger.wait(key, fingerprint)
+            self.pending[call.key] = call
             call._timer = self._schedule_expiry(call, (call.expires_at - now).total_seconds())
             self.views.changed()
+
+    def _card_key(self, call_id: str) -> str:
+        """The call_id, or the first ``call_id~n`` no waiting card has: two identities may
+        use one call_id, and each card must be decided on its own (H27)."""
+        key, n = call_id, 1
+        while key in self.pending:
+            n += 1
+            key = f"{call_id}~{n}"
+        return key
+
+    def find(self, key: str) -> PendingCall | None:
+        """The waiting call of a card key, else the one waiting call with that call_id; two
+        identities' calls under one call_id are told apart by their keys only."""
+        call = self.pending.get(key)
+        if call is not None:
+            return call
+        found = [c for c in self.pending.values() if c.call_id == key]
+        if len(found) > 1:
+            raise UsageError(
+                f"[lineup] {len(found)} agents' calls wait under call_id {key!r}: decide one "
+                f"by its card's key, one of {[c.key for c in found]}"
+            )
+        return found[0] if found else None
 
     # ---- the user's decision -----------------------------------------------------------
 
@@ -236,17 +284,25 @@ class Broker:
         typed_name: str | None = None,
         outcome: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """Decide a pending call; returns its app.result payload.
+        """Decide a pending call (``call_id``: its card's key, ``find``); returns its
+        app.result payload.
 
         ``outcome`` is what the browser did for a capability that runs there, inside the
         Allow click: ``{"ok": true, "result": {...}}`` or ``{"ok": false, "message": ...}``.
+        ``remember``: the user allows this capability for this call's identity for the rest
+        of its session (H27), and its other waiting calls of it run now, as they would have
+        had they come a moment later.
         """
-        call = self.pending.get(call_id)
+        call = self.find(call_id)
         if call is None:
-            recorded = self.ledger.answer(call_id)
-            if recorded is not None:
+            answered = [
+                answer
+                for (_, answered_id), (_, answer) in self.ledger.snapshot().items()
+                if answered_id == call_id and answer is not None
+            ]
+            if answered:
                 raise UsageError(
-                    f"[lineup] call {call_id!r} was already answered: {recorded['status']}"
+                    f"[lineup] call {call_id!r} was already answered: {answered[-1]['status']}"
                 )
             raise UsageError(
                 f"[lineup] no call {call_id!r} is waiting; waiting: {list(self.pending)}"
@@ -258,7 +314,7 @@ class Broker:
         capability = call.capability
         if decision == "allow":
             if remember and not capability.rememberable:
-                self.policy.remember(capability.name)  # raises the explanation (C8, H21)
+                self.policy.remember(capability.name, call.identity)  # raises why (C8, H21)
             if capability.risk == "restricted" and typed_name != capability.name:
                 raise UsageError(
                     f"[lineup] {capability.name!r} is restricted: to allow it, type its name "
@@ -273,14 +329,16 @@ class Broker:
                 )
         now = utc_now()
         if call.expires_at <= now:  # the timer may not have fired yet; the time has passed
-            self._expire(call_id, now)
-            return self._answer_of(call_id)
+            self._expire(call.key, now)
+            return self._answer_of(call.ledger_key)
         self._stop_waiting(call)
         base = self._base(call)
         if decision == "allow":
             if remember:
-                self.policy.remember(capability.name)
+                self.policy.remember(capability.name, call.identity)
             self._run(capability, base, decided_by="user", decided_at=now, outcome=outcome)
+            if remember:
+                self._settle_remembered(call.identity, capability.name)
         else:
             status = "rejected" if decision == "deny" else "cancelled"
             self._answer(
@@ -298,12 +356,31 @@ class Broker:
                     else "the user closed the request without deciding.",
                 ),
             )
-        return self._answer_of(call_id)
+        return self._answer_of(call.ledger_key)
 
-    def _expire(self, call_id: str, now: datetime | None = None) -> None:
+    def _settle_remembered(self, identity: Identity, name: str) -> None:
+        """A Remember also answers what it covers that is already waiting: the same
+        identity's other calls of the same capability (a polling app's queued cards) run
+        now, decided by the remembered grant, oldest first. Another identity's stay."""
+        for call in list(self.pending.values()):
+            if call.identity != identity or call.capability.name != name:
+                continue
+            now = utc_now()
+            if call.expires_at <= now:
+                continue  # its timer ends it expired
+            self._stop_waiting(call)
+            self._run(
+                call.capability,
+                self._base(call),
+                decided_by="remembered",
+                decided_at=now,
+                outcome=None,
+            )
+
+    def _expire(self, key: str, now: datetime | None = None) -> None:
         """The timer's end: a call still waiting at its expires_at ends expired (H20)."""
         with self.host.lock:
-            call = self.pending.get(call_id)
+            call = self.pending.get(key)
             if call is None:  # decided in the meantime
                 return
             remaining = (call.expires_at - (now or utc_now())).total_seconds()
@@ -326,10 +403,10 @@ class Broker:
     def _schedule_expiry(self, call: PendingCall, delay: float) -> Timer:
         # A loop timer in a kernel, else a thread's (_threads.call_later); at most a day at
         # a time, so _expire looks again when a far expires_at is not reached yet.
-        return call_later(delay, self._expire, call.call_id, what=f"expiring call {call.call_id!r}")
+        return call_later(delay, self._expire, call.key, what=f"expiring call {call.call_id!r}")
 
     def _stop_waiting(self, call: PendingCall) -> None:
-        del self.pending[call.call_id]
+        del self.pending[call.key]
         if call._timer is not None:
             call._timer.cancel()
 
@@ -414,11 +491,11 @@ class Broker:
     def _base(self, call: PendingCall) -> dict[str, Any]:
         return {
             "call_id": call.call_id,
-            "agent": call.agent,
+            "identity": call.identity,
             "reason": call.reason,
             "arguments": call.arguments,
             "received_at": call.received_at,
-            "fingerprint": self.ledger.fingerprint(call.call_id),
+            "fingerprint": self.ledger.fingerprint(call.ledger_key),
             "capability_name": call.capability.name,
             "risk": call.capability.risk,
         }
@@ -427,7 +504,7 @@ class Broker:
         self,
         *,
         call_id: str,
-        agent: str,
+        identity: Identity,
         reason: str,
         arguments: dict[str, Any],
         received_at: datetime,
@@ -447,7 +524,7 @@ class Broker:
             answer["result"] = result
         if error is not None:
             answer["error"] = error
-        owed = self.ledger.settle(call_id, answer, fingerprint=fingerprint, agent=agent)
+        owed = self.ledger.settle((identity, call_id), answer, fingerprint=fingerprint)
         answered_at = utc_now()
         self._audit(
             at=stamp(answered_at),
@@ -456,7 +533,7 @@ class Broker:
             call_id=call_id,
             capability=capability_name,
             risk=risk,
-            agent=agent,
+            agent=identity.agent_id,
             reason=reason,
             arguments_digest=digest(arguments),
             decision=decision,
@@ -475,27 +552,41 @@ class Broker:
                 "decided_by": decided_by,
             }
         )
-        for to in owed:  # every app.call message that carried the call_id (H22)
-            self._send(answer, to)
+        for _ in range(owed):  # every app.call message that carried the call_id (H22)
+            self._send(answer, identity)
         self.views.changed()
 
-    def _send(self, answer: dict[str, Any], to: str) -> None:
+    def _send(self, answer: dict[str, Any], identity: Identity) -> None:
         # A copy each time: a subscriber editing its envelope cannot change the record (C12).
-        self._send_envelope("lineup.v1.app.result", loads(dumps(answer), max_bytes=1 << 30), to=to)
+        # To the identity's own endpoint: a namesake connected since hears nothing (H27, H41).
+        self._send_envelope(
+            "lineup.v1.app.result",
+            loads(dumps(answer), max_bytes=1 << 30),
+            to=identity.agent_id,
+            endpoint=identity.endpoint,
+        )
 
-    def _answer_of(self, call_id: str) -> dict[str, Any]:
-        answer = self.ledger.answer(call_id)
+    def _answer_of(self, key: CallKey) -> dict[str, Any]:
+        answer = self.ledger.answer(key)
         assert answer is not None
         return answer
 
     def refuse(
-        self, call_id: str, error: dict[str, Any], *, to: str | None, endpoint: object = None
+        self,
+        call_id: str,
+        error: dict[str, Any],
+        *,
+        to: str | None,
+        endpoint: object = None,
+        identity: Identity,
     ) -> bool:
         """An app.call the host refused before the broker (a bad envelope, a bug of ours):
-        unless its call_id has an answer already (C12), this failure is its one answer, sent
-        and audited (C13). False when it had one: nothing is sent."""
+        unless its call_id has an answer already in its sender's scope (C12, H27: a sender
+        the host could not bind, an id another endpoint holds or a reserved one, is
+        ``NOBODY``'s), this failure is its one answer, sent and audited (C13). False when it
+        had one: nothing is sent."""
         answer = {"call_id": call_id, "status": "failed", "error": error}
-        if not self.ledger.refuse(call_id, answer):
+        if not self.ledger.refuse((identity, call_id), answer):
             return False
         self._send_envelope("lineup.v1.app.result", answer, to=to, endpoint=endpoint)
         at = stamp(utc_now())
@@ -535,7 +626,9 @@ class Broker:
 
     # ---- grants, visibility and views ------------------------------------------------
 
-    def _grant_changed(self, name: str, action: str) -> None:
+    def _grant_changed(
+        self, name: str, action: str, identity: Identity | None, decided_by: str
+    ) -> None:
         capability = self.capabilities.get(name)
         self._audit(
             at=stamp(utc_now()),
@@ -543,8 +636,9 @@ class Broker:
             event="grant",
             capability=name,
             risk=None if capability is None else capability.risk,
+            agent=None if identity is None else identity.agent_id,
             decision=action,
-            decided_by="user",
+            decided_by=decided_by,
         )
         self._visibility_changed()
         self.views.changed()

@@ -15,6 +15,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
+from ..core._identity import Identity
 from ..core._schemas import schema_error
 from ..protocol import rules
 from ..protocol._errors import UsageError
@@ -182,19 +183,25 @@ class Capabilities:
         return f"Capabilities({list(self)})"
 
 
+GrantChanged = Callable[[str, str, "Identity | None", str], None]  # name, action, whose, by
+
+
 class Policy:
-    """What the user set from Python, per capability, and what they remembered in the prompt.
+    """What the user set from Python, per capability, and what they remembered in a card.
 
     ``allow(name)`` runs calls without a prompt, ``deny(name)`` refuses them and hides the
     capability from the agent's lists, ``ask(name)`` returns to the default (prompt, except
-    ``display_only``, which runs). Session grants (``remembered``) live in memory only: a new
-    kernel starts with none.
+    ``display_only``, which runs): the user's own code decides, for every agent. A grant
+    remembered in a card is narrower (H27): one capability for the one identity whose card
+    it was (an in-kernel agent, one connection, one MCP server session), never for another
+    agent or a namesake that connects later. Session grants live in memory only: a new
+    kernel starts with none, and an identity's end (its connection closed) ends its grants.
     """
 
-    def __init__(self, capabilities: Capabilities, on_change: Callable[[str, str], None]) -> None:
+    def __init__(self, capabilities: Capabilities, on_change: GrantChanged) -> None:
         self._capabilities = capabilities
         self._modes: dict[str, Mode] = {}
-        self._remembered: set[str] = set()
+        self._remembered: dict[tuple[Identity, str], None] = {}  # in the order remembered
         self._on_change = on_change
 
     def allow(self, name: str) -> None:
@@ -217,40 +224,67 @@ class Policy:
     def mode(self, name: str) -> Mode:
         return self._modes.get(name, "ask")
 
-    def _set(self, name: str, mode: Mode) -> None:
+    def _set(self, name: str, mode: Mode, by: str = "user") -> None:
         if mode == "ask":
             self._modes.pop(name, None)
         else:
             self._modes[name] = mode
-        self._on_change(name, f"policy_{mode}")
+        self._on_change(name, f"policy_{mode}", None, by)
+
+    def clear(self, name: str) -> None:
+        """The capability's declarer is gone for good (an MCP server session closed): what
+        the user set for it does not pass to a namesake that declares it again (H27)."""
+        if name in self._modes:
+            self._set(name, "ask", "host")
 
     @property
-    def remembered(self) -> list[str]:
-        """Capabilities allowed for the rest of this session from the prompt."""
-        return sorted(self._remembered)
+    def remembered(self) -> list[dict[str, Any]]:
+        """The grants remembered from cards, oldest first: each capability with whose it is
+        (``agent``, the host's ``session`` number, ``via``: how it is connected)."""
+        return [{"capability": name, **identity.view()} for identity, name in self._remembered]
 
-    def remember(self, name: str) -> None:
+    def remember(self, name: str, identity: Identity) -> None:
+        """Allow ``name`` for ``identity`` for the rest of its session (the card's box)."""
         capability = self._capabilities._known(name)
         if not capability.rememberable:
             raise UsageError(_not_rememberable(capability, "remembered"))
-        self._remembered.add(name)
-        self._on_change(name, "remember")
+        self._remembered[identity, name] = None
+        self._on_change(name, "remember", identity, "user")
 
-    def revoke(self, name: str) -> None:
-        """Forget a remembered grant: the next call prompts again."""
-        if name not in self._remembered:
-            raise UsageError(f"[lineup] {name!r} is not remembered; remembered: {self.remembered}")
-        self._remembered.discard(name)
-        self._on_change(name, "revoke")
+    def revoke(self, name: str, session: int | None = None) -> None:
+        """Forget a remembered grant (of one identity's ``session``, else of every one):
+        the next call prompts again."""
+        found = [
+            (identity, granted)
+            for identity, granted in self._remembered
+            if granted == name and session in (None, identity.session)
+        ]
+        if not found:
+            raise UsageError(
+                f"[lineup] {name!r} is not remembered"
+                + ("" if session is None else f" for session {session}")
+                + f"; remembered: {[(g['capability'], g['session']) for g in self.remembered]}"
+            )
+        for key in found:
+            del self._remembered[key]
+            self._on_change(name, "revoke", key[0], "user")
 
-    def verdict(self, capability: Capability) -> tuple[Literal["allow", "deny", "ask"], str]:
-        """What happens to a call before any prompt, and who decided it."""
+    def forget(self, identity: Identity) -> None:
+        """The identity's binding ended (its connection closed): its grants end with it."""
+        for key in [key for key in self._remembered if key[0] == identity]:
+            del self._remembered[key]
+            self._on_change(key[1], "revoke", identity, "host")
+
+    def verdict(
+        self, capability: Capability, identity: Identity
+    ) -> tuple[Literal["allow", "deny", "ask"], str]:
+        """What happens to ``identity``'s call before any prompt, and who decided it."""
         mode = self.mode(capability.name)
         if mode == "deny":
             return "deny", "policy"
         if capability.rememberable and mode == "allow":
             return "allow", "policy"
-        if capability.rememberable and capability.name in self._remembered:
+        if capability.rememberable and (identity, capability.name) in self._remembered:
             return "allow", "remembered"
         if capability.risk == "display_only" and capability.runs_in == "kernel":
             return "allow", "policy"

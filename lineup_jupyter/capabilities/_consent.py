@@ -13,33 +13,63 @@ has no card that could be clicked.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
+from typing import Any, Literal, Protocol
 
+from ..core._ports import HostPort
 from ..core._view_protocol import ConsentDecide, ConsentRevoke, ConsentSync
 from ..protocol._envelopes import utc_now
 from ..protocol._errors import UsageError
 from ..runtime._watchers import Watchers
+from ._capabilities import Policy
 
-if TYPE_CHECKING:
-    from ._broker import Broker
-
-__all__ = ["ConsentViews"]
+__all__ = ["ConsentSource", "ConsentViews"]
 
 logger = logging.getLogger("lineup_jupyter")
+
+
+class _Card(Protocol):
+    def spec(self, now: datetime) -> dict[str, Any]: ...
+
+
+class ConsentSource(Protocol):
+    """What the views need of the broker (_broker.py satisfies it; no import of it here)."""
+
+    @property
+    def host(self) -> HostPort: ...
+
+    @property
+    def pending(self) -> Mapping[str, _Card]: ...
+
+    @property
+    def recent(self) -> Iterable[dict[str, Any]]: ...
+
+    @property
+    def policy(self) -> Policy: ...
+
+    def decide(
+        self,
+        call_id: str,
+        decision: Literal["allow", "deny", "cancel"],
+        *,
+        remember: bool = False,
+        typed_name: str | None = None,
+        outcome: dict[str, Any] | None = None,
+    ) -> dict[str, Any]: ...
 
 
 class ConsentViews:
     """The broker's side of the consent cards; the widget relays both ways."""
 
-    def __init__(self, broker: Broker) -> None:
+    def __init__(self, broker: ConsentSource) -> None:
         self._broker = broker
         self._watchers: Watchers[[]] = Watchers("consent")
         self._refusal: dict[str, str] | None = None  # a view's decision the kernel refused
         self._seq = 0
         self._whole = True  # the next message carries everything (a view asked for it)
         self._sent: dict[str, None] = {}  # the call ids of the cards the views have
-        self._sent_remembered: list[str] = []
+        self._sent_remembered: list[dict[str, Any]] = []
         self._sent_recent: list[dict[str, Any]] = []
 
     def watch(self, watcher: Callable[[], None]) -> Callable[[], None]:
@@ -115,7 +145,11 @@ class ConsentViews:
                         outcome=outcome if isinstance(outcome, dict) else None,
                     )
                 elif kind == "consent_revoke":
-                    broker.policy.revoke(str(content.get("capability")))
+                    session = content.get("session")
+                    broker.policy.revoke(
+                        str(content.get("capability")),
+                        session if type(session) is int else None,
+                    )
             except UsageError as error:
                 # Two views deciding at once: the second finds the call answered, and its
                 # card just goes. A card whose call still waits is told why and made usable

@@ -1,7 +1,11 @@
 """Each call_id's one answer (C12, H22): the ledger of the app.calls a host received.
 
-The one owner of "exactly one answer per call_id". A call_id names one request, remembered
-by its fingerprint (the capability and the arguments, canonical JSON, hashed):
+The one owner of "exactly one answer per call_id". A call_id is the requester's own name for
+a request, so it is scoped to the identity the host assigned to its sender (H27,
+core/_identity.py): the key is ``(identity, call_id)``, and another agent (or a namesake on
+another connection) using the same call_id can neither read the first one's answer nor block
+it. Within that scope a call_id names one request, remembered by its fingerprint (the
+capability and the arguments, canonical JSON, hashed):
 
 - a repeat with the same fingerprint gets the recorded answer, now, or when the first call
   ends if it is still waiting for the user: never a second prompt, nor a second run (H22);
@@ -17,14 +21,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from ..core._identity import Identity
 from ..protocol import rules
 from ..protocol._errors import ProtocolError
 from ..protocol._json import dumps, loads
 
-__all__ = ["CallLedger", "fingerprint_of"]
+__all__ = ["CallKey", "CallLedger", "fingerprint_of"]
+
+CallKey = tuple[Identity, str]  # (who sent it, as the host knows them; their call_id)
 
 # The fingerprint of a call_id refused before the broker: no request's fingerprint matches it
 # (those are 64 hex digits), so the id can never be used again.
@@ -54,14 +61,14 @@ def _copy(answer: dict[str, Any]) -> dict[str, Any]:
 class _Entry:
     fingerprint: str
     answer: dict[str, Any] | None  # None while the call waits for the user
-    owed: list[str] = field(default_factory=list)  # one agent per app.call message waiting
+    owed: int = 0  # app.call messages waiting for the answer (all of one identity)
 
 
 class CallLedger:
-    """call_id -> its request's fingerprint and its one answer."""
+    """(identity, call_id) -> its request's fingerprint and its one answer."""
 
     def __init__(self) -> None:
-        self._entries: dict[str, _Entry] = {}
+        self._entries: dict[CallKey, _Entry] = {}
 
     def __contains__(self, call_id: object) -> bool:
         return call_id in self._entries
@@ -69,73 +76,72 @@ class CallLedger:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def check(self, call_id: str, fingerprint: str) -> None:
-        """Refuse a call_id already used for a different request (C12); a repeat passes."""
-        entry = self._entries.get(call_id)
+    def check(self, key: CallKey, fingerprint: str) -> None:
+        """Refuse a call_id its sender already used for a different request (C12); a repeat
+        passes, and so does any other identity's use of the same call_id (H27)."""
+        entry = self._entries.get(key)
         if entry is not None and entry.fingerprint != fingerprint:
             raise ProtocolError(
                 "call_conflict",
                 "C12",
                 "$.payload.call_id",
-                f"call_id {call_id!r} was already used for a different request; "
+                f"call_id {key[1]!r} was already used for a different request; "
                 "use a new call_id for a new call. " + rules.RULES["C12"],
             )
 
-    def join(self, call_id: str, agent: str) -> dict[str, Any] | None:
-        """A repeat of a known call (``check`` passed): its answer for ``agent``, or None
-        while the first still waits, and ``agent`` is owed the answer when it comes (H22)."""
-        entry = self._entries[call_id]
+    def join(self, key: CallKey) -> dict[str, Any] | None:
+        """A repeat of a known call (``check`` passed): its answer, or None while the first
+        still waits, and one more app.result is owed when it comes (H22)."""
+        entry = self._entries[key]
         if entry.answer is None:
-            entry.owed.append(agent)
+            entry.owed += 1
             return None
         return _copy(entry.answer)
 
-    def wait(self, call_id: str, fingerprint: str, agent: str) -> None:
+    def wait(self, key: CallKey, fingerprint: str) -> None:
         """A new call waits for the user: repeats from now on join it."""
-        if call_id in self._entries:
-            raise KeyError(f"call {call_id!r} is already in the ledger")
-        self._entries[call_id] = _Entry(fingerprint, None, [agent])
+        if key in self._entries:
+            raise KeyError(f"call {key[1]!r} is already in the ledger")
+        self._entries[key] = _Entry(fingerprint, None, 1)
 
-    def settle(
-        self, call_id: str, answer: dict[str, Any], *, fingerprint: str, agent: str
-    ) -> list[str]:
-        """Record the call's one answer; returns who is owed it: every message that carried
-        the call_id while it waited, else ``agent`` (answered as it arrived). A second
-        answer for one call_id is a bug of ours and raises."""
-        entry = self._entries.get(call_id)
+    def settle(self, key: CallKey, answer: dict[str, Any], *, fingerprint: str) -> int:
+        """Record the call's one answer; returns how many app.results are owed: one per
+        message that carried the call_id while it waited, else 1 (answered as it arrived).
+        A second answer for one call is a bug of ours and raises."""
+        entry = self._entries.get(key)
         if entry is None:
-            self._entries[call_id] = _Entry(fingerprint, _copy(answer))
-            return [agent]
+            self._entries[key] = _Entry(fingerprint, _copy(answer))
+            return 1
         if entry.answer is not None or entry.fingerprint != fingerprint:
-            raise KeyError(f"call {call_id!r} already has its answer (C12)")
+            raise KeyError(f"call {key[1]!r} already has its answer (C12)")
         entry.answer = _copy(answer)
-        owed, entry.owed = entry.owed, []
+        owed, entry.owed = entry.owed, 0
         return owed
 
-    def refuse(self, call_id: str, answer: dict[str, Any]) -> bool:
+    def refuse(self, key: CallKey, answer: dict[str, Any]) -> bool:
         """A call refused before the broker: ``answer`` is its one answer unless the call_id
         has one (or waits for one) already. True when recorded: then send it."""
-        if call_id in self._entries:
+        if key in self._entries:
             return False
-        self._entries[call_id] = _Entry(_REFUSED, _copy(answer))
+        self._entries[key] = _Entry(_REFUSED, _copy(answer))
         return True
 
-    def waiting(self, call_id: str) -> bool:
-        entry = self._entries.get(call_id)
+    def waiting(self, key: CallKey) -> bool:
+        entry = self._entries.get(key)
         return entry is not None and entry.answer is None
 
-    def answer(self, call_id: str) -> dict[str, Any] | None:
+    def answer(self, key: CallKey) -> dict[str, Any] | None:
         """A copy of the call's answer; None while it waits or when it is unknown."""
-        entry = self._entries.get(call_id)
+        entry = self._entries.get(key)
         return None if entry is None or entry.answer is None else _copy(entry.answer)
 
-    def fingerprint(self, call_id: str) -> str:
-        return self._entries[call_id].fingerprint
+    def fingerprint(self, key: CallKey) -> str:
+        return self._entries[key].fingerprint
 
-    def snapshot(self) -> dict[str, tuple[str, dict[str, Any] | None]]:
-        """Every call_id with its fingerprint and answer (copies): what a refusal must leave
-        as it was."""
+    def snapshot(self) -> dict[CallKey, tuple[str, dict[str, Any] | None]]:
+        """Every call with its fingerprint and answer (copies): what a refusal must leave as
+        it was."""
         return {
-            call_id: (entry.fingerprint, None if entry.answer is None else _copy(entry.answer))
-            for call_id, entry in self._entries.items()
+            key: (entry.fingerprint, None if entry.answer is None else _copy(entry.answer))
+            for key, entry in self._entries.items()
         }

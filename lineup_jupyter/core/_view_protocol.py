@@ -116,6 +116,7 @@ class ConsentRevoke(TypedDict):
 
     kind: Literal["consent_revoke"]
     capability: str
+    session: NotRequired[JSON]  # whose grant (H27): an integer; absent: every identity's
 
 
 class ClearProblems(TypedDict):
@@ -468,7 +469,7 @@ class Consent(TypedDict):
     kind: Literal["consent"]
     seq: int
     pending: list[JSONObject]  # call specs (_broker.py PendingCall.spec)
-    remembered: list[str]
+    remembered: list[JSONObject]  # {capability, agent, session, via} (_capabilities.Policy)
     recent: list[JSONObject]
     refused: NotRequired[ConsentRefusal]
 
@@ -480,7 +481,7 @@ class ConsentDelta(TypedDict):
     seq: int
     added: list[JSONObject]
     removed: list[str]
-    remembered: NotRequired[list[str]]
+    remembered: NotRequired[list[JSONObject]]
     recent: NotRequired[list[JSONObject]]
     refused: NotRequired[ConsentRefusal]
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +29,7 @@ from ..capabilities._builtins import builtin_capabilities
 from ..capabilities._capabilities import Capabilities, HandlerT, Policy, Risk
 from ..core._bus import Bus, History, Subscription
 from ..core._components import ComponentChange, Components, ComponentsView
-from ..core._identity import KERNEL, Identities
+from ..core._identity import KERNEL, Identities, Identity
 from ..core._surfaces import StateRevision, SurfaceChange, Surfaces, SurfacesView
 from ..mcp._apps import McpApps
 from ..protocol import rules
@@ -77,6 +77,30 @@ def _for_the_widget(name: str) -> Callable[..., Any]:
     return moved
 
 
+def _check_ids(**ids: str) -> None:
+    for name, value in ids.items():
+        if readable_id(value) is None:
+            raise UsageError(f"[lineup] {name} {value!r} must match {rules.ID_PATTERN} (M1)")
+
+
+def _app_center(
+    data_dir: str | os.PathLike[str] | None,
+    trust: BundleTrust | None,
+    limits: Limits,
+    *,
+    on_change: Callable[[str, Change], None],
+) -> AppCenter:
+    """The app center (docs/apps.md): installed apps, their cache, the inventory revision.
+    Which inline bundles may open (H37): ``trust``, else the data dir's trust.json, else dev
+    mode; read once, as a policy must not shift mid-conversation."""
+    directory = _data_dir(data_dir)
+    if trust is None:
+        trust = BundleTrust.load(directory)
+    return AppCenter(
+        directory, on_change=on_change, max_bundle_bytes=limits.max_bundle_bytes, trust=trust
+    )
+
+
 class Host:
     """A LineUp client for one conversation, living in the kernel.
 
@@ -100,9 +124,7 @@ class Host:
         artifacts_dir: str | os.PathLike[str] | None = None,
         trust: BundleTrust | None = None,
     ) -> None:
-        for name, value in (("conversation_id", conversation_id), ("client_id", client_id)):
-            if readable_id(value) is None:
-                raise UsageError(f"[lineup] {name} {value!r} must match {rules.ID_PATTERN} (M1)")
+        _check_ids(conversation_id=conversation_id, client_id=client_id)
         self.conversation_id = conversation_id
         self.client_id = client_id
         self.limits = limits or DEFAULT_LIMITS
@@ -119,7 +141,11 @@ class Host:
         self._surfaces_view = self._surfaces.view()
         self._components_view = self._components.view()
         self._lock = threading.RLock()
-        self._identities = Identities()  # agent id -> the endpoint speaking for it (H41)
+        # agent id -> the endpoint speaking for it (H41) and who that is (H27, H28); when a
+        # binding ends, so do its remembered grants
+        self._identities = Identities(
+            client_id, on_ended=lambda identity: self._broker.policy.forget(identity)
+        )
         # Agents outside the kernel, listeners, MCP servers (in the view, closed by close()).
         self._connections = Connections(self._lock)
         self._sessions = _SessionPort(self)
@@ -133,15 +159,7 @@ class Host:
             # made before the inventory it tells of a change
             on_visibility_changed=lambda: self._inventory.capabilities_changed(),
         )
-        # The app center (docs/apps.md): installed apps, their cache, the inventory revision.
-        self.apps = AppCenter(
-            _data_dir(data_dir),
-            on_change=self._apps_changed,
-            max_bundle_bytes=self.limits.max_bundle_bytes,
-            # Which inline bundles may open (H37): the argument, else the data dir's
-            # trust.json, else dev mode; read once, as a policy must not shift mid-conversation.
-            trust=trust if trust is not None else BundleTrust.load(_data_dir(data_dir)),
-        )
+        self.apps = _app_center(data_dir, trust, self.limits, on_change=self._apps_changed)
         self._inventory = Inventory(self.apps, self._broker, self._send)
         for builtin in builtin_capabilities(lambda: self.artifacts_dir):
             self._broker.capabilities.declare(builtin, schema_checked=True)
@@ -191,7 +209,6 @@ class Host:
         return self._lock
 
     # ---- the contract ----------------------------------------------------------------
-
     def receive(self, raw: Any) -> ProtocolError | None:
         """Take one agent->client envelope (dict, JSON text or bytes, or a model). Returns
         None when accepted, or the ProtocolError that refused it; never raises for bad input.
@@ -235,7 +252,6 @@ class Host:
         self._user.answer(component_id, status, value)
 
     # ---- inventory (C1, C2, C4) ------------------------------------------------------
-
     @property
     def inventory(self) -> dict[str, Any]:
         """The latest client.inventory payload (made on first use; remade under a new revision
@@ -262,7 +278,6 @@ class Host:
             return self._send("lineup.v1.client.inventory", self.inventory, to=to)
 
     # ---- capabilities: the broker (docs/capabilities.md) -----------------------------
-
     def capability(
         self,
         name: str,
@@ -344,7 +359,6 @@ class Host:
         return self.apps.trust
 
     # ---- in the notebook: the history, the inspector, the widget ----------------------
-
     @property
     def history(self) -> History:
         """Every envelope in both directions, refusals included, oldest first (bounded)."""
@@ -392,7 +406,6 @@ class Host:
         return f"Host(conversation_id={self.conversation_id!r}, surfaces={list(self._surfaces)})"
 
     # ---- agents outside the kernel (docs/agents.md) -----------------------------------
-
     def connect_process(
         self,
         argv: Sequence[str | os.PathLike[str]],
@@ -449,14 +462,9 @@ class Host:
         from ..mcp._server import McpServer
 
         self._connections.mcp_room(self.limits.max_mcp_servers)
+        port = _McpPort(self)
         connected = McpServer(
-            self,
-            server,
-            name=name,
-            timeout=timeout,
-            max_html_bytes=max_html_bytes,
-            on_change=self._connections.changed,
-            fail_waiting=self._broker.fail_waiting,
+            port, server, name=name, timeout=timeout, max_html_bytes=max_html_bytes
         )
         return self._connections.add_mcp(connected)
 
@@ -541,3 +549,46 @@ def session_port(host: Host) -> SessionHost:
     """What a session for an agent outside the kernel is given of ``host`` (the in-memory
     transport's sessions are made by lineup_jupyter.testing)."""
     return host._sessions
+
+
+class _McpPort:
+    """The host as an MCP server sees it (mcp/_server.McpHost): the Host's public calls, and
+    the sessions of its own agents in the reserved namespace (H28), each a new Identity (H27)."""
+
+    def __init__(self, host: Host) -> None:
+        self._host = host
+        self.conversation_id = host.conversation_id
+        self.lock = host.lock
+        self.history = host.history
+        self.capabilities = host.capabilities
+        self.policy = host.policy
+        self.mcp_apps = host.mcp_apps
+        self.problems = host.problems
+        self.receive = host.receive
+        self.connections_changed = host._connections.changed  # the view's agents line
+
+    def fail_waiting(self, capabilities: Collection[str], reason: str) -> None:
+        """The calls of ``capabilities`` still waiting for the user end ``failed`` with
+        ``reason``, their cards withdrawn, the answers audited (a server that ended)."""
+        with self._host.lock:
+            self._host._broker.fail_waiting(capabilities, reason)
+
+    def attach_session(
+        self, agent_id: str, dispatch: Callable[[dict[str, Any]], None], *, via: str
+    ) -> tuple[Identity, Subscription]:
+        """An MCP server session as the agent ``mcp.<name>``: a new Identity, so nothing a
+        namesake session before it was granted or cached is its; ``via`` says how it is
+        connected. Raises UsageError when a session already holds the id."""
+        host = self._host
+        with host.lock:
+            try:
+                identity = host._identities.attach_session(agent_id, via)
+            except ProtocolError as error:
+                raise UsageError(f"[lineup] {error.message}") from None
+            return identity, host._bus.subscribe(dispatch, agent_id=agent_id, endpoint=KERNEL)
+
+    def detach_session(self, identity: Identity, subscription: Subscription) -> None:
+        """The session ended: its id is free again, its remembered grants are gone."""
+        with self._host.lock:
+            subscription.close()
+            self._host._identities.detach_session(identity)

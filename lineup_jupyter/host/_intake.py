@@ -21,7 +21,7 @@ from ..appcenter._manifest import SurfaceManifest
 from ..capabilities._broker import Broker
 from ..core._bus import Bus
 from ..core._components import Components
-from ..core._identity import KERNEL, Identities
+from ..core._identity import KERNEL, NOBODY, Identities, Identity
 from ..core._ports import Send
 from ..core._schemas import first_problem
 from ..core._surfaces import Surfaces
@@ -94,7 +94,7 @@ class Intake:
             "lineup.v1.ui.open": self._open,
             "lineup.v1.ui.patch": self._patch,
             "lineup.v1.ui.close": self._close,
-            "lineup.v1.app.call": self._check_call,
+            "lineup.v1.app.call": _checked_above,
             "lineup.v1.component.show": self._show_component,
             "lineup.v1.component.remove": self._remove_component,
             "lineup.v1.component.append": self._append_component,
@@ -112,8 +112,11 @@ class Intake:
         with self._lock:
             try:
                 envelope, text = parse_envelope(raw, limits=self._limits)
-                self._identities.check(envelope.sender.id, endpoint)  # H41
+                self._identities.check(envelope.sender.id, endpoint)  # H41, H28
+                identity = self._identities.resolve(envelope.sender.id, endpoint)  # H27
                 act = self._accept(envelope)
+                if type(envelope) is AppCall:  # its call_id is new in its sender's scope (C12)
+                    self._broker.check(envelope.payload, identity)
                 act(envelope)  # checks before it changes anything, so it may still refuse
             except ProtocolError as error:
                 return self._refuse(raw, error, endpoint)
@@ -122,12 +125,12 @@ class Intake:
                 return self._refuse(
                     raw, ProtocolError("internal", "H3", "$", f"the host failed: {exc!r}"), endpoint
                 )
-            if endpoint is KERNEL:  # an id the kernel spoke for stays the kernel's (H41)
-                self._identities.claim(envelope.sender.id, KERNEL)
+            if endpoint is KERNEL and self._identities.owner(envelope.sender.id) is None:
+                self._identities.claim(envelope.sender.id, KERNEL)  # stays the kernel's (H41)
             self._remember(envelope.sender.id, envelope.id)
             self._bus.record_incoming(text, None)
             if type(envelope) is AppCall:
-                self._answer_call(envelope)  # after the call itself, in the history too
+                self._answer_call(envelope, identity)  # after the call itself, in the history
             return None
 
     # ---- what an agent asked for ---------------------------------------------------------
@@ -181,9 +184,6 @@ class Intake:
             )
         self._apps.trust.check(actual, app.signature)
         return None
-
-    def _check_call(self, envelope: AppCall) -> None:
-        self._broker.check(envelope.payload)  # a call_id names one request (C12)
 
     def _open(self, envelope: UiOpen) -> None:
         instance_id = envelope.payload.instance_id
@@ -268,9 +268,9 @@ class Intake:
                 removed.owner,
             )
 
-    def _answer_call(self, envelope: AppCall) -> None:
+    def _answer_call(self, envelope: AppCall, identity: Identity) -> None:
         try:
-            self._broker.receive(envelope)
+            self._broker.receive(envelope, identity)
         except Exception:  # a bug of ours; the call must still get its one answer (C10)
             logger.exception("[lineup] the broker failed on call %r", envelope.payload.call_id)
             self._broker.refuse(
@@ -282,6 +282,8 @@ class Intake:
                     "message": "the host failed while handling the call; see the kernel's log.",
                 },
                 to=envelope.sender.id,
+                endpoint=identity.endpoint,
+                identity=identity,
             )
 
     def _remember(self, sender_id: str, message_id: str) -> None:
@@ -302,13 +304,17 @@ class Intake:
         error = error.with_refused(readable_id(source.get("id")), readable_type(source.get("type")))
         self._bus.record_incoming(shown, error.to_payload())
         sender = source.get("sender")
+        named = readable_id(sender.get("id")) if type(sender) is dict else None
+        # The sender as the host knows it, when this endpoint may speak for that id (H41,
+        # H28); else nobody's: its call_id is burned in no agent's scope (H27).
+        identity = None if named is None else self._identities.peek(named, endpoint)
         to = (
-            readable_id(sender.get("id"))
-            if type(sender) is dict and readable_type(sender.get("kind")) == "agent"
+            named
+            if identity is not None
+            and type(sender) is dict
+            and readable_type(sender.get("kind")) == "agent"
             else None
         )
-        if to is not None and self._identities.owner(to) not in (None, endpoint):
-            to = None
         payload = source.get("payload")
         call_id = readable_id(payload.get("call_id")) if type(payload) is dict else None
         if (
@@ -316,7 +322,9 @@ class Intake:
             and call_id is not None
             and error.code not in ("duplicate_id", "wrong_conversation")
             # an app.result instead, unless the call_id has its one answer already (C12)
-            and self._broker.refuse(call_id, _result_error(error), to=to, endpoint=endpoint)
+            and self._broker.refuse(
+                call_id, _result_error(error), to=to, endpoint=endpoint, identity=identity or NOBODY
+            )
         ):
             return error
         self._send("lineup.v1.error", error.to_payload(), to=to, endpoint=endpoint)
@@ -351,6 +359,11 @@ class Intake:
                     f"{path}: {problem.message} (the schema {app_id} declares for "
                     f"{event!r}). " + rules.RULES["C6"],
                 )
+
+
+def _checked_above(envelope: AppCall) -> None:
+    """An app.call's call_id was checked with its sender's identity (C12, H27); the broker
+    answers it once it is recorded (``_answer_call``)."""
 
 
 def send_answer(send: Send, component_id: str, kind: str, status: str, value: Any, to: str) -> None:

@@ -9,8 +9,13 @@ the widget's feed keeps them for a view that reloads (the snapshot's ``mcp_apps`
 What a view sends about an app comes here: its JSON-RPC requests (answered by its server,
 _server.py, with exactly one ``mcp_response`` each), its traffic and what the page refused
 of it (recorded in the host's history for the inspector), the user's grants of the domains
-its CSP declares (kept per server, resource, directive and domain for the kernel's life,
-audited, and the app's frame rebuilt: a new generation), and the user's close.
+its CSP declares (kept per server session, resource, directive and domain while the session
+lasts, audited, and the app's frame rebuilt: a new generation), and the user's close.
+
+Grants and the resource cache key on the server session's Identity (H27), which the host
+assigned, never on the name or version a server gives itself: a namesake server (another
+session calling itself ``diary`` or ``weather 1.2.0``) starts with no grant and reads its
+own HTML; both end with their session.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..capabilities._audit import Audit
 from ..core._bus import History
+from ..core._identity import Identity
 from ..protocol._envelopes import now_iso
 from ..protocol._errors import UsageError
 from ..protocol._json import dumps
@@ -144,10 +150,10 @@ class McpApps:
         self._ids = itertools.count(1)
         self._lock = threading.RLock()
         self._watchers: Watchers[[Op]] = Watchers("mcp app")
-        # (server name, resource uri, directive) -> the domains the user granted
-        self._grants: dict[tuple[str, str, str], list[str]] = {}
-        # (server name, server version, uri) -> the checked resource (docs/mcp-apps.md)
-        self.resources: dict[tuple[str, str, str], AppResource] = {}
+        # (server session, resource uri, directive) -> the domains the user granted (H27)
+        self._grants: dict[tuple[Identity | None, str, str], list[str]] = {}
+        # (server session, uri) -> the checked resource (docs/mcp-apps.md, H27)
+        self.resources: dict[tuple[Identity, str], AppResource] = {}
         self._servers: dict[str, McpServer] = {}  # agent id -> the live server speaking as it
 
     def claim(self, agent_id: str, server: McpServer) -> None:
@@ -161,9 +167,14 @@ class McpApps:
             self._servers[agent_id] = server
 
     def release(self, agent_id: str, server: McpServer) -> None:
+        """The server's session ended: its grants and cached resources go with it (H27)."""
         with self._lock:
             if self._servers.get(agent_id) is server:
                 del self._servers[agent_id]
+            for key in [k for k in self._grants if k[0] == server.identity]:
+                del self._grants[key]
+            for cached in [k for k in self.resources if k[0] == server.identity]:
+                del self.resources[cached]
 
     def watch(self, watcher: Callable[[Op], None]) -> Callable[[], None]:
         return self._watchers.add(watcher)
@@ -290,7 +301,7 @@ class McpApps:
         return {
             directive: [
                 domain
-                for domain in self._grants.get((app.server.name, uri, directive), [])
+                for domain in self._grants.get((app.server.identity, uri, directive), [])
                 if domain in app.resource.csp[directive]
             ]
             for directive in GRANTABLE
@@ -377,7 +388,7 @@ class McpApps:
                 app, f"not granted: {directive[:40]} {domain[:200]!r} is not declared by the app"
             )
             return
-        key = (app.server.name, app.resource.uri, directive)
+        key = (app.server.identity, app.resource.uri, directive)
         with self._lock:
             domains = self._grants.setdefault(key, [])
             changed = (domain in domains) != allow
@@ -389,7 +400,7 @@ class McpApps:
             if not changed:
                 return
             for other in self._apps.values():  # every open app of that resource gets it
-                if (other.server.name, other.resource.uri) == key[:2] and not other.closed:
+                if (other.server.identity, other.resource.uri) == key[:2] and not other.closed:
                     other.generation += 1
                     self._emit({"op": "mcp_open", "spec": other.spec()})
 

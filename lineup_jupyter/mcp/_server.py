@@ -1,12 +1,16 @@
 """An MCP server as an agent of the host (docs/mcp-apps.md): ``host.connect_mcp(...)``.
 
 Connecting lists the server's tools (``tools/list``, with a deadline) and attaches the agent
-``mcp.<name>`` (``Host.attach_agent``: the id is the kernel's from then on, H41). Each tool an
-app may call (``_meta.ui.visibility`` has ``"app"``; absent means model and app) becomes the
-capability ``mcp.<name>.<tool>``, callable by that agent only (Capability.callers: another
-agent gets ``unsupported``, C3, and no list shows it). Its risk follows the tool's
-annotations: ``destructiveHint`` -> system_permission (asked every time), otherwise
-user_confirmation (read-only tools can be pre-allowed or remembered).
+``mcp.<name>`` as a session of the host's own (``Host.attach_session``: ``mcp.*`` is reserved,
+H28, and each session is a new Identity, H27: a namesake server connected later inherits no
+remembered decision, domain grant or cached resource of this one). Each tool an app may call
+(``_meta.ui.visibility`` has ``"app"``; absent means model and app) becomes the capability
+``mcp.<name>.<tool>``, callable by that agent only (Capability.callers: another agent gets
+``unsupported``, C3, and no list shows it). Annotations are the server's claims, not proof
+(``risk_of``): only a tool that says it is read-only and does not also say it is destructive
+is ``user_confirmation`` (may be pre-allowed, or remembered for this session); every other
+tool, one without annotations included (the spec's default is destructive), is
+``system_permission``: asked every time.
 
 So an app's ``tools/call`` is an ``app.call`` from the server's agent, through the broker:
 its card, the ledger (C12), the audit (C13), policy. The capability's handler does not wait
@@ -19,17 +23,21 @@ of the built-in ``app.open_url`` from the same agent. The user's own ``server.op
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import re
+import secrets
 import threading
 import time
+from collections import deque
 from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..capabilities._capabilities import Capabilities, Capability
+from ..capabilities._capabilities import Capabilities, Capability, Policy, Risk
 from ..core._bus import History, Subscription
+from ..core._identity import Identity
 from ..protocol import rules
 from ..protocol._envelopes import new_envelope, now_iso, stamp, utc_now
 from ..protocol._errors import CapabilityError, ProtocolError, UsageError
@@ -46,10 +54,17 @@ if TYPE_CHECKING:
 
     from ..runtime._problems import Problems
 
-__all__ = ["McpHost", "McpServer", "McpTool", "fit_name"]
+__all__ = ["McpHost", "McpServer", "McpTool", "fit_name", "risk_of"]
 
 MAX_RESULT_BYTES = 4 * 1024 * 1024  # a tool's result as JSON, at most (to the app, the history)
 _ANSWER_BYTES = 2 * MAX_LINE_BYTES  # parsed before its size is told (HTTP: not bounded before)
+# An app's resources/read needs no card, so what one app may have read for it is bounded
+# (issue 22): at most READS_IN_FLIGHT waiting for its server, READS_PER_SECOND started and
+# READ_BYTES_PER_SECOND answered in any second; past them a read is refused at once, with
+# the bound, and the app's card says so. A resource is at most max_html_bytes (8 MiB by default).
+READS_IN_FLIGHT = 2
+READS_PER_SECOND = 8
+READ_BYTES_PER_SECOND = 4 * 1024 * 1024
 TICKETS_KEPT = 256  # started calls whose result a repeat (C12) may still be answered from
 APP_CALL_SECONDS = 300.0  # an app's tools/call waits this long for the user at most (H20)
 _SEGMENT = 63  # a capability name's segment, at most (rules.CAPABILITY_NAME_PATTERN)
@@ -60,7 +75,7 @@ MAX_DESCRIPTION = 2000  # a tool's description
 
 
 class McpHost(Protocol):
-    """What an MCP server needs of the Host (the Host satisfies it)."""
+    """What an MCP server needs of the Host (host/_host.py _McpPort provides it)."""
 
     @property
     def lock(self) -> AbstractContextManager[Any]: ...
@@ -75,6 +90,9 @@ class McpHost(Protocol):
     def capabilities(self) -> Capabilities: ...
 
     @property
+    def policy(self) -> Policy: ...
+
+    @property
     def mcp_apps(self) -> McpApps: ...
 
     @property
@@ -82,9 +100,25 @@ class McpHost(Protocol):
 
     def receive(self, raw: Any) -> ProtocolError | None: ...
 
-    def attach_agent(
-        self, agent_id: str, dispatch: Callable[[dict[str, Any]], None]
-    ) -> Subscription: ...
+    def attach_session(
+        self, agent_id: str, dispatch: Callable[[dict[str, Any]], None], *, via: str
+    ) -> tuple[Identity, Subscription]: ...
+
+    def detach_session(self, identity: Identity, subscription: Subscription) -> None: ...
+
+    def fail_waiting(self, capabilities: Collection[str], reason: str) -> None: ...
+
+    def connections_changed(self) -> None: ...
+
+
+def risk_of(annotations: dict[str, Any]) -> Risk:
+    """A tool's risk from its annotations, which are the server's claims (issue 22): only
+    ``readOnlyHint: true`` without ``destructiveHint: true`` may be remembered
+    (user_confirmation); contradictory hints, no hints, or anything else is asked every time
+    (system_permission), as the spec's defaults (destructiveHint true) say."""
+    read_only = annotations.get("readOnlyHint") is True
+    destructive = annotations.get("destructiveHint") is True
+    return "user_confirmation" if read_only and not destructive else "system_permission"
 
 
 def fit_name(text: str) -> str:
@@ -105,8 +139,9 @@ class McpTool:
     description: str | None
     resource_uri: str | None  # _meta.ui.resourceUri: its app, if it has one
     visibility: tuple[str, ...]  # "model", "app"
-    read_only: bool
+    read_only: bool  # the server's claims (annotations), not proof
     destructive: bool
+    risk: Risk | None  # how the host asks for an app's call of it (``risk_of``); None: never
     capability: str | None
 
     @property
@@ -126,8 +161,6 @@ class McpServer:
         name: str | None = None,
         timeout: float = 30.0,
         max_html_bytes: int | None = None,
-        on_change: Callable[[], None] | None = None,
-        fail_waiting: Callable[[Collection[str], str], None] | None = None,
     ) -> None:
         if timeout <= 0:
             raise UsageError(f"[lineup] timeout must be more than 0 seconds, not {timeout}")
@@ -138,13 +171,16 @@ class McpServer:
         self.max_html_bytes = max_html_bytes  # an app's HTML, and an app's resources/read
         self._host = host
         self._apps = host.mcp_apps
-        self._on_change = on_change  # the host view's agents line redraws
-        self._fail_waiting = fail_waiting  # the broker's: its calls waiting for the user end
         self._lock = threading.Lock()
         self._tickets: dict[str, Future[Any]] = {}
         self._waiting: dict[str, list[tuple[McpApp, Any, str]]] = {}  # call_id -> requests
         self._ticket_ids = itertools.count(1)
         self._subscription: Subscription | None = None
+        self.identity: Identity | None = None  # this session, as the host numbers it (H27)
+        # What makes its apps' call_ids unpredictable: another agent's call_id cannot be
+        # picked to match them (and is in another identity's scope anyway, H27).
+        self._salt = secrets.token_hex(16)
+        self._reads: dict[str, _Reads] = {}  # app_id -> its resources/read budget
         self._declared: list[str] = []
         self._claimed = False
         self._closing = False
@@ -175,7 +211,9 @@ class McpServer:
             self._apps.claim(self.agent_id, self)
             self._claimed = True
             listed = self._list_tools(max(0.0, started + timeout - time.monotonic()))
-            self._subscription = host.attach_agent(self.agent_id, self._dispatch)
+            self.identity, self._subscription = host.attach_session(
+                self.agent_id, self._dispatch, via=f"MCP server over {self._connection.via}"
+            )
             self._declare(listed)
         except BaseException:
             self.close()
@@ -216,8 +254,7 @@ class McpServer:
             )
             annotations = raw.get("annotations")
             annotations = annotations if isinstance(annotations, dict) else {}
-            read_only = annotations.get("readOnlyHint") is True
-            destructive = not read_only and annotations.get("destructiveHint") is True
+            risk = risk_of(annotations)
             base = segment = fit_name(name)[: max(1, room)]
             for count in itertools.count(2):  # two tools whose names fit to the same segment
                 if segment not in taken:
@@ -226,7 +263,7 @@ class McpServer:
             taken.add(segment)
             capability = self.capability_prefix + segment if "app" in shown else None
             if capability is not None:
-                capability = self._declare_one(capability, name, raw, destructive)
+                capability = self._declare_one(capability, name, raw, risk)
             title, description = raw.get("title"), raw.get("description")
             tool = McpTool(
                 name=name,
@@ -234,14 +271,15 @@ class McpServer:
                 description=description[:MAX_DESCRIPTION] if isinstance(description, str) else None,
                 resource_uri=uri if isinstance(uri, str) else None,
                 visibility=shown,
-                read_only=read_only,
-                destructive=destructive,
+                read_only=annotations.get("readOnlyHint") is True,  # what the server claims
+                destructive=annotations.get("destructiveHint") is True,
+                risk=risk if capability is not None else None,
                 capability=capability,
             )
             self.tools.append(tool)
 
     def _declare_one(
-        self, capability: str, tool: str, raw: dict[str, Any], destructive: bool
+        self, capability: str, tool: str, raw: dict[str, Any], risk: Risk
     ) -> str | None:
         """Declare one tool for its apps; a tool the registry refuses (its inputSchema is no
         JSON Schema) is refused alone, on record, and its apps may not call it."""
@@ -253,7 +291,7 @@ class McpServer:
                 self._host.capabilities.declare(
                     Capability(
                         capability,
-                        "system_permission" if destructive else "user_confirmation",
+                        risk,
                         input_schema=schema if isinstance(schema, dict) else {"type": "object"},
                         handler=self._handler(tool),
                         description=(shown if isinstance(shown, str) else tool)[:500],
@@ -358,8 +396,11 @@ class McpServer:
             raise UsageError(f"[lineup] {self.name}.{tool}: {error}") from None
 
     def resource(self, uri: str) -> AppResource:
-        """The app resource ``uri``: read once per (server, version, uri), checked."""
-        key = (self.name, self.version, uri)
+        """The app resource ``uri``: read once per server session and uri, checked. Keyed by
+        the session (H27), not by the name and version the server claims: a namesake
+        server never gets this one's HTML."""
+        assert self.identity is not None
+        key = (self.identity, uri)
         cached = self._apps.resources.get(key)
         if cached is not None:
             return cached
@@ -403,9 +444,10 @@ class McpServer:
             for name in self._declared:
                 if name in self._host.capabilities:
                     self._host.capabilities.revoke(name)
+                self._host.policy.clear(name)  # a namesake declares it again: not its (H27)
             self._declared = []
-        if self._subscription is not None:
-            self._subscription.close()
+        if self._subscription is not None and self.identity is not None:
+            self._host.detach_session(self.identity, self._subscription)
             self._subscription = None
         self._connection.close()
         if self._claimed:
@@ -420,20 +462,18 @@ class McpServer:
         view's problems line (a server that dies with no app open is seen too)."""
 
         def ended() -> None:
-            if self._declared and self._fail_waiting is not None:
+            if self._declared:
                 # Its tools' calls waiting for the user end failed (the answers audited),
                 # their cards withdrawn: what they would run is gone.
-                with self._host.lock:
-                    self._fail_waiting(
-                        list(self._declared), f"the MCP server {self.name!r} ended: {reason}"[:4096]
-                    )
+                self._host.fail_waiting(
+                    list(self._declared), f"the MCP server {self.name!r} ended: {reason}"[:4096]
+                )
             self._apps.server_ended(self, reason)
             if not self._closing and self._claimed:
                 self._host.problems.add(
                     f"MCP server {self.name!r}", reason, agent_id=self.agent_id, source="mcp"
                 )
-            if self._on_change is not None:
-                self._on_change()
+            self._host.connections_changed()
 
         self._home.call(ended, "an MCP server ended")
         if self._worker is not None:  # what comes after runs where it is handed over
@@ -589,7 +629,7 @@ class McpServer:
         tool: McpTool | None,
     ) -> None:
         """An app.call from this server's agent; the answer comes to ``_dispatch``."""
-        call_id = _call_id(app, request_id)
+        call_id = _call_id(app, request_id, self._salt)
         with self._lock:
             self._waiting.setdefault(call_id, []).append((app, request_id, capability))
         envelope = new_envelope(
@@ -693,6 +733,20 @@ class McpServer:
         self._when_done(future, done, "answering an MCP app's tools/call")
 
     def _app_read(self, app: McpApp, request_id: Any, uri: str) -> None:
+        with self._lock:
+            reads = self._reads.setdefault(app.app_id, _Reads())
+            refused = reads.start(_clock())
+        if refused is not None:  # bounded before the server is asked (issue 22)
+            if reads.refused == 1:  # once per run of refusals: the card says it, not 30 times
+                self._apps.note(app, f"resources/read refused: {refused}")
+            self._error(
+                app,
+                request_id,
+                REFUSED,
+                f"resources/read refused: {refused}",
+                {"status": "refused", "reason": refused},
+            )
+            return
         self._record(
             "to_server",
             "resources/read",
@@ -704,12 +758,16 @@ class McpServer:
         def done(future: Future[Any]) -> None:
             error = future.exception()
             if error is not None:
+                with self._lock:
+                    reads.done(_clock(), 0)
                 self._error(app, request_id, REFUSED, f"could not read {uri[:200]!r}: {error}")
                 return
             found = future.result().model_dump(by_alias=True, exclude_none=True, mode="json")
             found.pop("resultType", None)
             self._record("from_server", "response", _preview_read(found), app.app_id)
             size = len(dumps(found))
+            with self._lock:
+                reads.done(_clock(), size)
             if size > self.max_html_bytes:  # it would cross the comm to the page whole
                 self._error(
                     app,
@@ -754,6 +812,7 @@ class McpServer:
     def app_closed(self, app: McpApp) -> None:
         """Its card closed: requests still owed an answer are dropped (nobody to tell)."""
         with self._lock:
+            self._reads.pop(app.app_id, None)
             for call_id, owed in list(self._waiting.items()):
                 owed[:] = [entry for entry in owed if entry[0] is not app]
                 if not owed:
@@ -774,13 +833,57 @@ class McpServer:
         )
 
 
-def _call_id(app: McpApp, request_id: Any) -> str:
+def _call_id(app: McpApp, request_id: Any, salt: str) -> str:
     """The app.call's id: one per app, frame generation and JSON-RPC id, so a request sent
-    again under its id is a repeat the ledger answers (C12), never a second run."""
-    import hashlib
-
-    digest = hashlib.sha256(repr(request_id).encode()).hexdigest()[:16]
+    again under its id is a repeat the ledger answers (C12), never a second run; hashed with
+    the session's secret ``salt``, so no one outside can compute it (issue 22)."""
+    digest = hashlib.sha256(f"{salt}:{request_id!r}".encode()).hexdigest()[:32]
     return f"{app.app_id}.g{app.generation}.{digest}"
+
+
+_clock = time.monotonic  # the reads' seconds (a test freezes it, never sleeps)
+
+
+class _Reads:
+    """One app's resources/read budget (READS_IN_FLIGHT, READS_PER_SECOND,
+    READ_BYTES_PER_SECOND); used under the server's lock."""
+
+    def __init__(self) -> None:
+        self.in_flight = 0
+        self.refused = 0  # refusals since the last read that was let through
+        self._started: deque[float] = deque()  # when each read of the last second started
+        self._answered: deque[tuple[float, int]] = deque()  # (when, bytes) of the last second
+
+    def start(self, now: float) -> str | None:
+        """Start a read, or say which bound refuses it (nothing is started then)."""
+        while self._started and self._started[0] <= now - 1.0:
+            self._started.popleft()
+        while self._answered and self._answered[0][0] <= now - 1.0:
+            self._answered.popleft()
+        answered = sum(size for _, size in self._answered)
+        why = None
+        if self.in_flight >= READS_IN_FLIGHT:
+            why = (
+                f"{self.in_flight} reads of this app are waiting for its server, this host's "
+                f"bound (READS_IN_FLIGHT); read again once one is answered"
+            )
+        elif len(self._started) >= READS_PER_SECOND:
+            why = f"this app started {len(self._started)} reads in the last second, this host's "
+            why += "bound (READS_PER_SECOND); read again in a second"
+        elif answered >= READ_BYTES_PER_SECOND:
+            why = f"this app was sent {answered} bytes of reads in the last second, over this "
+            why += f"host's {READ_BYTES_PER_SECOND} (READ_BYTES_PER_SECOND); read again in a second"
+        if why is not None:
+            self.refused += 1
+            return why
+        self.refused = 0
+        self.in_flight += 1
+        self._started.append(now)
+        return None
+
+    def done(self, now: float, size: int) -> None:
+        self.in_flight -= 1
+        self._answered.append((now, size))
 
 
 def _text(params: dict[str, Any]) -> str:

@@ -132,6 +132,8 @@ ERROR_CODES: Final = {
     "too_many": "a count limit was reached: open surfaces, components, waiting calls (H44)",
     "agent_conflict": "the agent id belongs to another endpoint: an in-kernel agent, or another "
     "connection (H41)",
+    "reserved_id": "the agent id is the host's: mcp and mcp.* (its MCP servers) or its own "
+    "client id (H28)",
     "internal": "the host failed while handling a valid message",
 }
 
@@ -198,6 +200,12 @@ RULES: Final = {
     "unless the handler raised CapabilityError with a message written for it.",
     "H25": "artifact.save writes a new file under the artifacts folder: a relative path of "
     "plain names, no '..', no symlinks followed, never over an existing file.",
+    "H27": "A call_id, a remembered decision, an MCP domain grant and a cached app resource "
+    "belong to the identity the host assigned to the connection that made them (an "
+    "in-kernel agent, one connection, one MCP server session), never to a name the requester "
+    "chose: another identity using the same call_id, agent id or server name gets none of it.",
+    "H28": "Agent ids mcp and mcp.* and the host's own client id are the host's: no agent may "
+    "claim them, in the kernel or outside it.",
     "H1": "Envelope fields are exactly v (1), id, type, conversation_id, sender {kind, id}, "
     "payload, and optionally target {kind, id} and ts (RFC 3339); unknown fields are refused.",
     "H2": "A message is UTF-8 I-JSON (RFC 7493): no duplicate keys, no NaN or Infinity, no "

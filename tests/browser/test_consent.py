@@ -76,7 +76,9 @@ def test_the_card_shows_the_request_and_allow_saves_the_artifact(
         "save_1",
     )
     expect(card.locator(".lineup-prompt-capability")).to_have_text("artifact.save")
-    expect(card.locator(".lineup-prompt-agent")).to_have_text("«agent_hermes_main»")
+    expect(card.locator(".lineup-prompt-title .lineup-prompt-agent")).to_have_text(
+        "«agent_hermes_main»"
+    )
     expect(card.locator(".lineup-prompt-reason-text")).to_have_text("Save the meeting summary")
     expect(card.locator(".lineup-prompt-risk").first).to_contain_text("confirmation")
     expect(card.locator(".lineup-prompt-expiry")).to_contain_text("Expires in")
@@ -418,7 +420,8 @@ def test_the_card_shows_what_will_run(open_notebook: OpenNotebook) -> None:
     homoglyph host in punycode with its registrable domain marked, the path first and a
     112 KB value cut with "Show all", and an agent named like the host still reads as an
     agent. The card's real module (js/prompts.js, js/honest_text.js) in JupyterLab."""
-    impostor = 'impostor = host.connect_agent("lineup-jupyter")\nhost\n'
+    # The host's own client id itself is reserved (H28); a look-alike is any agent's to take.
+    impostor = 'impostor = host.connect_agent("lineup-jupyter.host")\nhost\n'
     notebook = open_notebook([SETUP.replace("\nhost\n", "\n" + impostor)])
     page = notebook.page
 
@@ -463,7 +466,7 @@ def test_the_card_shows_what_will_run(open_notebook: OpenNotebook) -> None:
     )
     card = prompt(page, "imp")
     expect(card.locator(".lineup-prompt-title")).to_have_text(
-        "Agent «lineup-jupyter» asks to use clipboard.write"
+        "Agent «lineup-jupyter.host» asks to use clipboard.write"
     )
     agent = card.locator(".lineup-prompt-agent")
     assert agent.evaluate("(e) => getComputedStyle(e).borderStyle") == "dashed"

@@ -233,7 +233,9 @@ def test_c8_remember_for_the_session_then_revoke(
 ) -> None:
     host.receive(call("c1", "demo.confirm"))
     host.decide("c1", "allow", remember=True)
-    assert host.policy.remembered == ["demo.confirm"]
+    assert host.policy.remembered == [  # whose grant it is (H27): this kernel agent's alone
+        {"capability": "demo.confirm", "agent": AGENT, "session": 0, "via": "the kernel"}
+    ]
     host.receive(call("c2", "demo.confirm"))
     assert results(sent)[-1]["status"] == "completed" and host.pending_calls == []
     assert host.audit.query(call_id="c2")[0]["decided_by"] == "remembered"
@@ -797,8 +799,10 @@ def test_the_widget_relays_consent_both_ways(host: Host, runs: list[dict[str, An
     changes = widget.sent[before:]
     assert [key for change in changes for key in change["removed"]] == ["c1"]
     assert [change["seq"] for change in changes] == list(range(3, 3 + len(changes)))
-    assert [c["remembered"] for c in changes if "remembered" in c] == [["demo.confirm"]]
-    view_sends(widget, {"kind": "consent_revoke", "capability": "demo.confirm"})
+    assert [[g["capability"] for g in c["remembered"]] for c in changes if "remembered" in c] == [
+        ["demo.confirm"]
+    ]
+    view_sends(widget, {"kind": "consent_revoke", "capability": "demo.confirm", "session": 0})
     assert widget.sent[-1]["remembered"] == [] and "recent" not in widget.sent[-1]
     view_sends(widget, {"kind": "consent_sync"})  # a view (re)drawn: everything
     assert widget.sent[-1]["kind"] == "consent" and widget.sent[-1]["recent"][0]["call_id"] == "c1"

@@ -18,6 +18,7 @@ import lineup_jupyter
 from lineup_jupyter import Capability, ProtocolError, validate_envelope
 from lineup_jupyter.capabilities._audit import Audit
 from lineup_jupyter.capabilities._broker import Broker
+from lineup_jupyter.core._identity import KERNEL, Identity
 from lineup_jupyter.core._ports import HostPort
 from lineup_jupyter.core._surfaces import Surfaces, SurfacesView
 from lineup_jupyter.protocol import AppCall, Limits
@@ -79,14 +80,15 @@ def test_the_broker_runs_on_a_stand_in_for_the_host(tmp_path: Path) -> None:
     assert visibility  # a new capability: the host is told to send a new inventory (C4)
 
     first = app_call("c1", {"n": 1}, "m1")
-    broker.check(first.payload)
-    broker.receive(first)
+    sender = Identity(AGENT, 0, KERNEL, "the kernel")
+    broker.check(first.payload, sender)
+    broker.receive(first, sender)
     assert list(broker.pending) == ["c1"] and sent == []  # waits for the user
     repeat = app_call("c1", {"n": 1}, "m2")
-    broker.check(repeat.payload)
-    broker.receive(repeat)  # while the first waits: owed the same answer (H22)
+    broker.check(repeat.payload, sender)
+    broker.receive(repeat, sender)  # while the first waits: owed the same answer (H22)
     with pytest.raises(ProtocolError) as conflict:
-        broker.check(app_call("c1", {"n": 2}, "m3").payload)
+        broker.check(app_call("c1", {"n": 2}, "m3").payload, sender)
     assert conflict.value.rule == "C12"
 
     answer = broker.decide("c1", "allow")

@@ -66,8 +66,8 @@ def test_connecting_lists_tools_and_declares_those_apps_may_call(
         "show_weather": "user_confirmation",
         "refresh_weather": "user_confirmation",
         "set_alarm": "system_permission",  # destructiveHint: asked every time
-        "clock": "user_confirmation",
-        "plain_echo": "user_confirmation",
+        "clock": "system_permission",  # no annotations: the spec's default is destructive
+        "plain_echo": "system_permission",
     }
     assert "mcp.weather.forecast_text" not in host.capabilities
     assert server.status == "ready"

@@ -9,7 +9,6 @@ from __future__ import annotations
 import grimp
 
 STILL_CYCLIC = {
-    frozenset({"lineup_jupyter.capabilities._broker", "lineup_jupyter.capabilities._consent"}),
     frozenset({"lineup_jupyter.mcp._apps", "lineup_jupyter.mcp._server"}),
 }
 
