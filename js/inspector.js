@@ -6,7 +6,7 @@
 //
 // Messages: view_protocol.js InspectorViewMessage (sync, states, export) and
 // InspectorKernelMessage (reset, records after a seq, states, export with the JSON lines as
-// buffers[0]); the summary's entries are lineup_jupyter/_inspector.py's.
+// buffers[0]); the summary's entries are lineup_jupyter/host/_inspector.py's.
 
 import { button, element } from "./dom.js";
 import { arrow, clock, gist, matches, plural, problem, RecordLog } from "./inspector_model.js";

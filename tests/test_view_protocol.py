@@ -156,7 +156,7 @@ def test_what_the_kernel_sends_is_declared(host: Host) -> None:
                 declared(op, vp.FEED_OPS)
                 ops.add(op["op"])
     declared(sent["apps"][0], vp.APP_CENTER_SENDS)
-    # The MCP apps' ops: tests/test_mcp_view.py, with a server.
+    # The MCP apps' ops: tests/test_mcp.py, with a server.
     assert ops == {op for op in vp.FEED_OPS if not op.startswith("mcp_")}
 
 
