@@ -93,11 +93,18 @@ function render({ model, el, signal }) {
   const problemsOnly = /** @type {HTMLInputElement} */ (element("input", "lineup-inspector-problems"));
   problemsOnly.type = "checkbox";
   problemsLabel.prepend(problemsOnly);
+  // Health checks (a watchdog's ping and its answer, every few seconds) are noise unless
+  // asked for: hidden by default.
+  const healthLabel = element("label", "", " health checks");
+  healthLabel.title = "Show the watchdog's pings and their answers";
+  const showHealth = /** @type {HTMLInputElement} */ (element("input", "lineup-inspector-health"));
+  showHealth.type = "checkbox";
+  healthLabel.prepend(showHealth);
   const exportButton = button("lineup-inspector-export", "Export JSON lines");
   exportButton.title = "Download every record the kernel keeps, whole, one JSON object a line";
   const count = element("span", "lineup-inspector-count");
   count.setAttribute("aria-live", "polite");
-  bar.append(typeFilter, instanceFilter, problemsLabel, exportButton, count);
+  bar.append(typeFilter, instanceFilter, problemsLabel, healthLabel, exportButton, count);
   const body = element("div", "lineup-inspector-body");
   body.setAttribute("role", "tabpanel");
   root.append(bar, body);
@@ -127,6 +134,7 @@ function render({ model, el, signal }) {
     type: /** @type {HTMLSelectElement} */ (typeFilter).value,
     instance_id: /** @type {HTMLSelectElement} */ (instanceFilter).value,
     problems_only: problemsOnly.checked,
+    hide_health: !showHealth.checked,
   });
 
   /** @param {InspectorRecord} record */
@@ -286,7 +294,7 @@ function render({ model, el, signal }) {
   /** @param {any} content @param {DataView<ArrayBuffer>[]} [buffers] */
   const onCustom = (content, buffers) => {
     if (content?.kind === "reset") {
-      log.reset(content.records, content.size);
+      log.reset(content.records, content.size, content.health_size);
       dropped = content.dropped;
       summary = content.summary;
       draw();
@@ -316,7 +324,7 @@ function render({ model, el, signal }) {
     }
   };
 
-  for (const control of [typeFilter, instanceFilter, problemsOnly]) {
+  for (const control of [typeFilter, instanceFilter, problemsOnly, showHealth]) {
     control.addEventListener("change", drawMessages);
   }
   exportButton.addEventListener("click", () => send({ kind: "export" }));
