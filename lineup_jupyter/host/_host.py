@@ -131,7 +131,7 @@ class Host:
         self.artifacts_dir = Path(artifacts_dir or Path.cwd() / "artifacts")
         self._broker = Broker(
             self,
-            Audit(_data_dir(data_dir) / "audit.sqlite3"),
+            Audit(_data_dir(data_dir) / "audit.sqlite3", conversation_id),
             send=self._send,
             on_visibility_changed=self._capabilities_changed,
         )
@@ -378,7 +378,9 @@ class Host:
 
     @property
     def audit(self) -> Audit:
-        """The audit trail (C13): ``query(...)``, ``verify()``; shows as a table."""
+        """The audit trail (C13): ``query(...)`` (this conversation's rows unless
+        ``conversation_id=`` says another, or None for all), ``verify()`` (the whole chain);
+        shows as a table of this conversation's rows."""
         return self._broker.audit
 
     def send_app_list(self, to: str | None = None) -> dict[str, Any]:
