@@ -22,7 +22,13 @@ const TABS = /** @type {const} */ (["Messages", "Calls", "Inventory", "Surfaces"
 const STYLE = `
 .lineup-inspector { font-family: var(--jp-ui-font-family, sans-serif); font-size: 12px; color: var(--jp-ui-font-color1, #222); }
 .lineup-inspector-bar { display: flex; align-items: center; gap: 6px; flex-wrap: wrap; margin-bottom: 6px; }
+.lineup-inspector-tab { font: inherit; color: inherit; background: transparent; border: none; border-bottom: 2px solid transparent; padding: 3px 8px; cursor: pointer; }
+.lineup-inspector-tab:hover { background: var(--jp-layout-color2, #eee); }
 .lineup-inspector-bar [aria-selected="true"] { font-weight: 600; border-bottom: 2px solid var(--jp-brand-color1, #1976d2); }
+.lineup-inspector select, .lineup-inspector-export { font: inherit; color: var(--jp-ui-font-color1, #222); background: var(--jp-layout-color1, #fff); border: 1px solid var(--jp-border-color1, #bdbdbd); border-radius: 2px; padding: 2px 6px; }
+.lineup-inspector-export { cursor: pointer; }
+.lineup-inspector-export:hover { background: var(--jp-layout-color2, #eee); }
+.lineup-inspector-bar label { display: inline-flex; align-items: center; gap: 3px; }
 .lineup-inspector-count { color: var(--jp-ui-font-color2, #666); margin-left: auto; }
 .lineup-inspector-body { max-height: 420px; overflow: auto; border: 1px solid var(--jp-border-color2, #ddd); }
 .lineup-inspector-row { border-bottom: 1px solid var(--jp-border-color2, #eee); padding: 2px 6px; }
