@@ -8,7 +8,9 @@ tables and strikethrough), the rewrite of remote images into links, and then the
 Cleaner (the H15 allowlist, link rel and target, and its Python attribute filter). The baseline
 is ``nh3.clean`` with its default settings on the HTML that comrak renders from the same
 Markdown, rendered before timing, and measured in the same run. Two inputs: (a) every payload
-of ../shared/corpora/xss-vectors.json and markdown-vectors.json, (b) a ~100 KiB Markdown
+of the project's vectors (tests/vectors/xss.py and markdown.py), or of the extra corpora's
+xss-vectors.json and markdown-vectors.json when LINEUP_EXTRA_CORPORA names them (the figures in
+README.md were taken on those), (b) a ~100 KiB Markdown
 document built below (headings, lists, tables, code, links). Baseline and subject runs
 alternate in one process and the median run is reported; the parts of the pipeline, and the
 previous renderer (markdown-it-py, a test dependency) when it is installed, are timed against
@@ -51,17 +53,23 @@ except ImportError:  # run from a checkout without `pip install -e .`
 
 from lineup_jupyter.protocol import rules
 
-CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+REPO = Path(__file__).resolve().parents[1]
 render_markdown = _markdown.render_markdown
 
 
 def corpus() -> list[str]:
-    """Every payload of the two corpora, in file order."""
+    """Every payload of the extra corpora (LINEUP_EXTRA_CORPORA) if named, else of ours."""
+    folder = os.environ.get("LINEUP_EXTRA_CORPORA", "")
+    if not folder:
+        sys.path.insert(0, str(REPO))
+        from tests.vectors import markdown, xss
+
+        return [vector["payload"] for vector in (*xss.VECTORS, *markdown.VECTORS)]
     payloads: list[str] = []
     for name in ("xss-vectors.json", "markdown-vectors.json"):
-        path = CORPORA / name
+        path = Path(folder) / name
         if not path.is_file():
-            sys.exit(f"the corpus is missing: expected {path} (shared/ beside the repository)")
+            sys.exit(f"LINEUP_EXTRA_CORPORA={folder} but {name} is not in it")
         payloads.extend(vector["payload"] for vector in json.loads(path.read_text("utf-8")))
     return payloads
 

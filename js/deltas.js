@@ -1,4 +1,4 @@
-// The kernel's feed (lineup_jupyter/_view_feed.py) applied to what a view shows: each change
+// The kernel's feed (lineup_jupyter/widgets/_view_feed.py) applied to what a view shows: each change
 // alone, numbered. The picture is the model's own `surfaces` and `components` lists, edited
 // in place, so a notebook saved with its widget state keeps what the view last showed (the
 // widget manager saves the model's attributes), and nothing goes back to the kernel.

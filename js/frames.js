@@ -107,6 +107,18 @@ export function escapeAttribute(text) {
 }
 
 /**
+ * What a surface looks like before its own css: the notebook's font and colours, from the
+ * theme variables the bridge sets (--lineup-*, docs/protocol.md "theme"), with fallbacks
+ * until they arrive. Every selector is inside :where(), so any rule of the bundle wins.
+ */
+export const SURFACE_DEFAULT_CSS =
+  ":where(:root){font-family:var(--lineup-font,system-ui,-apple-system,'Segoe UI',Roboto,sans-serif);" +
+  "font-size:13px;line-height:1.4;color:var(--lineup-text,#212121)}" +
+  ":where(code,pre,kbd,samp){font-family:var(--lineup-code-font,ui-monospace,Menlo,Consolas,monospace)}" +
+  ":where(button,input,select,textarea){font:inherit}" +
+  ":where(a){color:var(--lineup-accent,#1976d2)}";
+
+/**
  * Text for inside <script> or <style>: nothing in it can close the element early. Also as the
  * HTML parser will hand it to the CSP check: it turns CR and CRLF into LF and NUL into U+FFFD,
  * so the hash is taken over the text after the same changes.
@@ -144,6 +156,26 @@ export function inlineCall(fn, config, helpers = []) {
  * @returns {SurfaceDocument}
  */
 export function surfaceDocument(bundle) {
+  const { script } = surfaceScript(bundle);
+  const scriptHash = cspHash(script);
+  const srcdoc =
+    `<meta http-equiv="Content-Security-Policy" content="${escapeAttribute(surfaceCsp(scriptHash))}">` +
+    `<base href="about:srcdoc">` +
+    `<meta charset="utf-8">` +
+    `<style>${SURFACE_DEFAULT_CSS}</style>` +
+    `<style>${scriptSafe(bundle.css ?? "")}</style>` +
+    bundle.html +
+    `<script>${script}</script>`;
+  return { srcdoc, scriptHash };
+}
+
+/**
+ * The one script a surface runs: the bridge, a newline, then the bundle's js (U6). `jsLine` is
+ * the script's line where the bundle's js starts, to name a line of the js (syntax_check.js).
+ * @param {{ js?: string }} bundle
+ * @returns {{ script: string, jsLine: number }}
+ */
+export function surfaceScript(bundle) {
   const bridge = inlineCall(surfaceBridge, { namespace: SURFACE_NAMESPACE, eventName: EVENT_NAME_PATTERN.source }, [
     mergePatch,
     realmGuard,
@@ -151,15 +183,7 @@ export function surfaceDocument(bundle) {
   ]);
   // A newline, so a bundle starting with a comment or a regex cannot join the bridge's line.
   const script = bundle.js ? `${bridge}\n${scriptSafe(bundle.js)}` : bridge;
-  const scriptHash = cspHash(script);
-  const srcdoc =
-    `<meta http-equiv="Content-Security-Policy" content="${escapeAttribute(surfaceCsp(scriptHash))}">` +
-    `<base href="about:srcdoc">` +
-    `<meta charset="utf-8">` +
-    `<style>${scriptSafe(bundle.css ?? "")}</style>` +
-    bundle.html +
-    `<script>${script}</script>`;
-  return { srcdoc, scriptHash };
+  return { script, jsLine: bridge.split("\n").length + 1 };
 }
 
 /**

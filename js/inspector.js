@@ -6,7 +6,7 @@
 //
 // Messages: view_protocol.js InspectorViewMessage (sync, states, export) and
 // InspectorKernelMessage (reset, records after a seq, states, export with the JSON lines as
-// buffers[0]); the summary's entries are lineup_jupyter/_inspector.py's.
+// buffers[0]); the summary's entries are lineup_jupyter/host/_inspector.py's.
 
 import { button, element } from "./dom.js";
 import { arrow, clock, gist, matches, plural, problem, RecordLog } from "./inspector_model.js";
@@ -22,7 +22,13 @@ const TABS = /** @type {const} */ (["Messages", "Calls", "Inventory", "Surfaces"
 const STYLE = `
 .lineup-inspector { font-family: var(--jp-ui-font-family, sans-serif); font-size: 12px; color: var(--jp-ui-font-color1, #222); }
 .lineup-inspector-bar { display: flex; align-items: center; gap: 6px; flex-wrap: wrap; margin-bottom: 6px; }
+.lineup-inspector-tab { font: inherit; color: inherit; background: transparent; border: none; border-bottom: 2px solid transparent; padding: 3px 8px; cursor: pointer; }
+.lineup-inspector-tab:hover { background: var(--jp-layout-color2, #eee); }
 .lineup-inspector-bar [aria-selected="true"] { font-weight: 600; border-bottom: 2px solid var(--jp-brand-color1, #1976d2); }
+.lineup-inspector select, .lineup-inspector-export { font: inherit; color: var(--jp-ui-font-color1, #222); background: var(--jp-layout-color1, #fff); border: 1px solid var(--jp-border-color1, #bdbdbd); border-radius: 2px; padding: 2px 6px; }
+.lineup-inspector-export { cursor: pointer; }
+.lineup-inspector-export:hover { background: var(--jp-layout-color2, #eee); }
+.lineup-inspector-bar label { display: inline-flex; align-items: center; gap: 3px; }
 .lineup-inspector-count { color: var(--jp-ui-font-color2, #666); margin-left: auto; }
 .lineup-inspector-body { max-height: 420px; overflow: auto; border: 1px solid var(--jp-border-color2, #ddd); }
 .lineup-inspector-row { border-bottom: 1px solid var(--jp-border-color2, #eee); padding: 2px 6px; }
@@ -93,11 +99,18 @@ function render({ model, el, signal }) {
   const problemsOnly = /** @type {HTMLInputElement} */ (element("input", "lineup-inspector-problems"));
   problemsOnly.type = "checkbox";
   problemsLabel.prepend(problemsOnly);
+  // Health checks (a watchdog's ping and its answer, every few seconds) are noise unless
+  // asked for: hidden by default.
+  const healthLabel = element("label", "", " health checks");
+  healthLabel.title = "Show the watchdog's pings and their answers";
+  const showHealth = /** @type {HTMLInputElement} */ (element("input", "lineup-inspector-health"));
+  showHealth.type = "checkbox";
+  healthLabel.prepend(showHealth);
   const exportButton = button("lineup-inspector-export", "Export JSON lines");
   exportButton.title = "Download every record the kernel keeps, whole, one JSON object a line";
   const count = element("span", "lineup-inspector-count");
   count.setAttribute("aria-live", "polite");
-  bar.append(typeFilter, instanceFilter, problemsLabel, exportButton, count);
+  bar.append(typeFilter, instanceFilter, problemsLabel, healthLabel, exportButton, count);
   const body = element("div", "lineup-inspector-body");
   body.setAttribute("role", "tabpanel");
   root.append(bar, body);
@@ -127,6 +140,7 @@ function render({ model, el, signal }) {
     type: /** @type {HTMLSelectElement} */ (typeFilter).value,
     instance_id: /** @type {HTMLSelectElement} */ (instanceFilter).value,
     problems_only: problemsOnly.checked,
+    hide_health: !showHealth.checked,
   });
 
   /** @param {InspectorRecord} record */
@@ -286,7 +300,7 @@ function render({ model, el, signal }) {
   /** @param {any} content @param {DataView<ArrayBuffer>[]} [buffers] */
   const onCustom = (content, buffers) => {
     if (content?.kind === "reset") {
-      log.reset(content.records, content.size);
+      log.reset(content.records, content.size, content.health_size);
       dropped = content.dropped;
       summary = content.summary;
       draw();
@@ -316,7 +330,7 @@ function render({ model, el, signal }) {
     }
   };
 
-  for (const control of [typeFilter, instanceFilter, problemsOnly]) {
+  for (const control of [typeFilter, instanceFilter, problemsOnly, showHealth]) {
     control.addEventListener("change", drawMessages);
   }
   exportButton.addEventListener("click", () => send({ kind: "export" }));

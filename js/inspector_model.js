@@ -5,25 +5,49 @@
 /**
  * @typedef {{ seq: number, time: number, direction: "to_client" | "to_agent",
  *   kind: "envelope" | "refused" | "handler_error" | "mcp", type: string | null,
- *   instance_id: string | null, envelope: any, error: any }} InspectorRecord
- * @typedef {{ type?: string, instance_id?: string, problems_only?: boolean }} RecordFilter
+ *   instance_id: string | null, envelope: any, error: any, health?: boolean }} InspectorRecord
+ * @typedef {{ type?: string, instance_id?: string, problems_only?: boolean,
+ *   hide_health?: boolean }} RecordFilter
  */
 
-/** The kernel's history as this view has it: at most `size` records, oldest first. */
+/**
+ * The kernel's history as this view has it, oldest first: at most `size` records of the
+ * conversation and `healthSize` health checks (core/_bus.py History: a watchdog's pings never
+ * push the conversation out, here either).
+ */
 export class RecordLog {
-  /** @param {number} size */
-  constructor(size) {
+  /** @param {number} size @param {number} [healthSize] */
+  constructor(size, healthSize = 0) {
     this.size = Math.max(1, size);
+    this.healthSize = Math.max(0, healthSize);
     /** @type {InspectorRecord[]} */
     this.records = [];
     this.lastSeq = 0;
   }
 
-  /** Everything the kernel has, after a sync. @param {InspectorRecord[]} records @param {number} size */
-  reset(records, size) {
+  /**
+   * Everything the kernel has, after a sync.
+   * @param {InspectorRecord[]} records @param {number} size @param {number} [healthSize]
+   */
+  reset(records, size, healthSize = 0) {
     this.size = Math.max(1, size);
-    this.records = records.slice(-this.size);
+    this.healthSize = Math.max(0, healthSize);
+    this.records = records.slice();
+    this.trim();
     this.lastSeq = records.length ? records[records.length - 1].seq : 0;
+  }
+
+  /** Drop the oldest of each kind past its bound. */
+  trim() {
+    let health = 0;
+    for (const record of this.records) if (record.health) health += 1;
+    let extraHealth = Math.max(0, health - this.healthSize);
+    let extra = Math.max(0, this.records.length - health - this.size);
+    if (!extraHealth && !extra) return;
+    this.records = this.records.filter((record) => {
+      if (record.health ? extraHealth-- > 0 : extra-- > 0) return false;
+      return true;
+    });
   }
 
   /**
@@ -34,7 +58,7 @@ export class RecordLog {
   append(after, records) {
     if (after !== this.lastSeq) return false;
     this.records.push(...records);
-    if (this.records.length > this.size) this.records.splice(0, this.records.length - this.size);
+    this.trim();
     if (records.length) this.lastSeq = records[records.length - 1].seq;
     return true;
   }
@@ -57,6 +81,7 @@ export function matches(record, filter) {
   if (filter.type && record.type !== filter.type) return false;
   if (filter.instance_id && record.instance_id !== filter.instance_id) return false;
   if (filter.problems_only && (record.kind === "envelope" || record.kind === "mcp")) return false;
+  if (filter.hide_health && record.health) return false;
   return true;
 }
 

@@ -1,4 +1,4 @@
-// What the user's own handlers raised (lineup_jupyter/_problems.py), in the host's view: a
+// What the user's own handlers raised (lineup_jupyter/runtime/_problems.py), in the host's view: a
 // handler that fails on a click is seen where the click was made, with its traceback, not only
 // in a log nobody reads. A problem that belongs to a surface is drawn in that surface's card;
 // the others under the agents' lines. Strings go in as text (dom.js).

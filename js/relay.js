@@ -26,6 +26,14 @@ export const BLOCKED = /** @type {Record<string, string>} */ ({
 /** Said when a surface never spoke: its one script (bridge + js) did not run. */
 export const SILENT =
   "This surface did not start: its script did not run (a syntax error in its js? the browser console says).";
+
+/**
+ * Said when the page found where its js does not parse (syntax_check.js).
+ * @param {{ message: string, line: number, column: number }} found
+ */
+export function silentAt(found) {
+  return `This surface did not start: its js does not parse: ${found.message} (line ${found.line}, column ${found.column} of its js).`;
+}
 /** Said with a blocked script: only the bundle's js runs in a surface (docs/security.md). */
 export const SCRIPT_HINT =
   " (a surface runs only its bundle's js: no <script> in its html, no inline on* handler, no eval)";
@@ -58,6 +66,7 @@ function asNumber(value) {
  *   pong(entry: E): void,
  *   resize(entry: E, height: number): void,
  *   notice(entry: E, kind: string, text: string): boolean,
+ *   whySilent?: (entry: E) => Promise<string | null>,
  * }} RelayPorts
  */
 
@@ -157,11 +166,21 @@ export class Relay {
         this.notice(entry, kind, { code: "unsupported", rule: "H21", message: BLOCKED[kind] });
         return;
       }
-      case "silent":
+      case "silent": {
         if (entry.ready) return;
-        this.notice(entry, "silent", { code: "invalid", rule: "U4", message: SILENT });
-        this.problem(entry, { level: "silent", text: SILENT });
+        const say = (/** @type {string} */ text) => {
+          this.notice(entry, "silent", { code: "invalid", rule: "U4", message: text });
+          this.problem(entry, { level: "silent", text });
+        };
+        const why = this.ports.whySilent?.(entry);
+        if (!why) say(SILENT);
+        else
+          why.then(
+            (found) => say(found ?? SILENT),
+            () => say(SILENT),
+          );
         return;
+      }
       case "problem":
         // The bridge's report of the bundle's own error (issue 15): shown in the host view
         // and host.problems, within the surface's rate like an event.

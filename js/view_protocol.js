@@ -449,6 +449,7 @@
  * @property {"reset"} kind
  * @property {Record<string, any>[]} records
  * @property {number} size
+ * @property {number} health_size
  * @property {number} dropped
  * @property {InspectorSummary} summary
  */

@@ -1,4 +1,4 @@
-// What a cell that awaits the user shows (lineup_jupyter/_widget.py WaitingWidget): a live
+// What a cell that awaits the user shows (lineup_jupyter/widgets/_widget.py WaitingWidget): a live
 // line in that cell's output pointing to the consent card or the question, which the host
 // draws in its own output, maybe far above. "Show" scrolls it into view; once it is decided or
 // answered, the line says how. Strings go in as text (dom.js).

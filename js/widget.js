@@ -14,12 +14,14 @@ import { Connection } from "./connection.js";
 import { applyOp, FeedSequence, replaceAll } from "./deltas.js";
 import { element } from "./dom.js";
 import { guardFocus, probeShell } from "./focus_guard.js";
+import { surfaceScript } from "./frames.js";
 import { MCP_STYLE } from "./mcp_card_parts.js";
 import { McpCards } from "./mcp_cards.js";
 import { mountProblems, PROBLEMS_STYLE } from "./problems.js";
 import { mountPrompts } from "./prompts.js";
-import { Relay } from "./relay.js";
+import { Relay, silentAt } from "./relay.js";
 import { Surfaces } from "./surfaces.js";
+import { findSyntaxError } from "./syntax_check.js";
 import { pageTheme, watchTheme } from "./theme.js";
 import { trustText } from "./trust.js";
 import { pong, watchSurfaces } from "./watchdog.js";
@@ -66,6 +68,27 @@ const STYLE = `
 .lineup-trust[data-mode="strict"] { color: var(--jp-success-color1, #2e7d32); }
 `;
 
+// The host views on this page that show the dev mode line, shared by every copy of this
+// module (anywidget may load one per widget model): a view claims it while it lives.
+const DEV_LINES = Symbol.for("lineup.devModeLines");
+
+/**
+ * Whether another live host view already shows the dev mode line; if none does, this view
+ * claims it until `signal` aborts.
+ * @param {AbortSignal} signal
+ */
+function devModeShown(signal) {
+  const g = /** @type {any} */ (globalThis);
+  /** @type {Set<AbortSignal>} */
+  if (!(g[DEV_LINES] instanceof Set)) g[DEV_LINES] = new Set();
+  const lines = g[DEV_LINES];
+  for (const other of lines) if (other.aborted) lines.delete(other);
+  if (lines.size > 0) return true;
+  lines.add(signal);
+  signal.addEventListener("abort", () => lines.delete(signal));
+  return false;
+}
+
 /** @param {{ model: HostModel, el: HTMLElement, signal?: AbortSignal }} context */
 function render({ model, el, signal }) {
   const stop = new AbortController();
@@ -82,6 +105,9 @@ function render({ model, el, signal }) {
   // Which inline bundles may open here (H37): the user should never have to guess.
   const trust = element("div", "lineup-trust", trustText(config.trust));
   trust.dataset.mode = config.trust?.mode ?? "dev";
+  // Dev mode is the default and says the same everywhere: once a page, in the first host view
+  // that shows it (strict mode's sentence, which counts what is trusted, stays on each view).
+  if (trust.dataset.mode !== "strict" && devModeShown(stop.signal)) trust.hidden = true;
   const agentList = element("div", "lineup-agents");
   agentList.setAttribute("role", "status");
   // What the user's handlers raised: in the surface's card when it has one, else here.
@@ -112,6 +138,11 @@ function render({ model, el, signal }) {
       },
       resize: (entry, height) => surfaces.resize(entry, height),
       notice: (entry, kind, text) => surfaces.notice(entry, kind, text),
+      whySilent: async (entry) => {
+        const { script, jsLine } = surfaceScript(entry.spec);
+        const found = await findSyntaxError(script, jsLine);
+        return found ? silentAt(found) : null;
+      },
     },
     config,
   );

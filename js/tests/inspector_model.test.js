@@ -124,3 +124,28 @@ test("counts read as English: 1 surface, 2 surfaces, 1 inventory", () => {
   assert.equal(plural(1, "inventory", "inventories"), "1 inventory");
   assert.equal(plural(3, "inventory", "inventories"), "3 inventories");
 });
+
+test("health checks are kept apart: a flood of pings never pushes the conversation out", () => {
+  const log = new RecordLog(3, 2);
+  const ping = (/** @type {number} */ seq) => record(seq, { kind: "mcp", type: "mcp.ping", health: true });
+  log.reset([record(1), record(2)], 3, 2);
+  let seq = 2;
+  for (let i = 0; i < 50; i++) {
+    assert.equal(log.append(seq, [ping(seq + 1)]), true);
+    seq += 1;
+  }
+  assert.deepEqual(
+    log.records.map((r) => r.seq),
+    [1, 2, 51, 52],
+  ); // the conversation whole, the last two pings
+  assert.equal(log.append(seq, [record(53), record(54)]), true);
+  assert.deepEqual(
+    log.records.filter((r) => !r.health).map((r) => r.seq),
+    [2, 53, 54],
+  ); // the conversation's own bound still holds
+  assert.deepEqual(
+    log.matching({ hide_health: true }).map((r) => r.seq),
+    [2, 53, 54],
+  );
+  assert.equal(log.matching({}).length, 5);
+});

@@ -199,3 +199,17 @@ test("U9: the shell's too_large counts against the rate; dropped is reported as 
     [["rate_limited", "the surface sent too many messages: 12 dropped in the last second"]],
   );
 });
+
+test("U4: a surface whose js does not parse says where, when the page found it", async () => {
+  const { entry, relay, sent, message } = setup();
+  relay.ports.whySilent = async () => "its js does not parse: here (line 2, column 11 of its js).";
+  relay.handle(entry, message({ type: "silent" }));
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.deepEqual(
+    sent.map((content) => content.message ?? content.text),
+    [
+      "its js does not parse: here (line 2, column 11 of its js).",
+      "its js does not parse: here (line 2, column 11 of its js).",
+    ],
+  );
+});

@@ -513,6 +513,17 @@ class Agent:
             self.errors.append(payload)
         elif kind == "lineup.v1.app.result":
             handle = self._calls.pop(payload["call_id"], None)
+            if handle is not None and payload["status"] == "unsupported":
+                # A mistake in the user's own agent (a misspelt or undeclared capability):
+                # shown in host.problems and the host's view, not only in a result nobody
+                # printed (issue 24). A remote agent's is its own business.
+                error = payload.get("error") or {}
+                self.host.problems.add(
+                    f"agent {self.id!r}: app.call {handle.capability!r}",
+                    f"unsupported ({error.get('rule', 'C3')}): {error.get('message', '')}",
+                    agent_id=self.id,
+                    source="agent",
+                )
             if handle is not None:
                 handle._resolve(
                     CallResult(

@@ -195,12 +195,28 @@ class AuditTable(Sequence[dict[str, Any]]):
         return f"AuditTable({len(self._rows)} rows)"
 
 
+class _OwnConversation:
+    """The default of ``query(conversation_id=...)``: the audit's own conversation."""
+
+    def __repr__(self) -> str:
+        return "the audit's conversation"
+
+
+_OWN_CONVERSATION: Any = _OwnConversation()
+
+
 class Audit:
     """The audit database at ``path``; opened on first use, shared safely between kernels.
-    Its key and anchor live beside it: ``audit.key`` and ``audit.anchor``."""
+    Its key and anchor live beside it: ``audit.key`` and ``audit.anchor``.
 
-    def __init__(self, path: Path) -> None:
+    Every kernel using the same data dir writes to one database; ``conversation_id`` (a host's
+    audit has its own) is what ``query()`` shows unless told otherwise, so a notebook sees its
+    own rows, not another process's.
+    """
+
+    def __init__(self, path: Path, conversation_id: str | None = None) -> None:
         self.path = path
+        self.conversation_id = conversation_id
         self.key_path = path.with_suffix(".key")
         self.anchor_path = path.with_suffix(".anchor")
         self._connection: sqlite3.Connection | None = None
@@ -398,16 +414,27 @@ class Audit:
     def query(
         self,
         *,
+        conversation_id: str | None = _OWN_CONVERSATION,
         call_id: str | None = None,
         capability: str | None = None,
         agent: str | None = None,
         status: str | None = None,
         limit: int = 100,
     ) -> AuditTable:
-        """The newest ``limit`` rows matching every given filter, oldest first."""
+        """The newest ``limit`` rows matching every given filter, oldest first.
+
+        ``conversation_id`` defaults to the audit's own (a host's: ``host.audit.query()`` is
+        this conversation's rows); ``conversation_id=None`` reads every conversation's.
+
+        >>> host.audit.query(status="rejected")  # doctest: +SKIP
+        >>> host.audit.query(conversation_id=None, capability="artifact.save")  # doctest: +SKIP
+        """
+        if conversation_id is _OWN_CONVERSATION:
+            conversation_id = self.conversation_id
         where = [
             (column, value)
             for column, value in (
+                ("conversation_id", conversation_id),
                 ("call_id", call_id),
                 ("capability", capability),
                 ("agent", agent),
@@ -507,7 +534,9 @@ class Audit:
         return self.query()._repr_html_()
 
     def __repr__(self) -> str:
-        return f"Audit({str(self.path)!r})"
+        if self.conversation_id is None:
+            return f"Audit({str(self.path)!r})"
+        return f"Audit({str(self.path)!r}, conversation_id={self.conversation_id!r})"
 
     def close(self) -> None:
         with self._lock:

@@ -7,6 +7,7 @@ subscriber that raises is logged and recorded, never allowed to break delivery t
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import json
 import logging
@@ -40,7 +41,9 @@ class Record(NamedTuple):
     ``kind`` is ``envelope``, ``refused``, ``handler_error`` or ``mcp``: a JSON-RPC
     message between the host and an MCP server or one of its apps (docs/mcp-apps.md), kept
     as ``{"type": "mcp.<method>" or "mcp.response", "server", "app_id", "dir", "jsonrpc"}``
-    with ``dir`` one of to_server, from_server, to_app, from_app.
+    with ``dir`` one of to_server, from_server, to_app, from_app. ``health`` is true for a
+    health check (a JSON-RPC ``ping`` and its answer, which the MCP apps' watchdog sends every
+    few seconds): the history keeps those apart, so they never push out the conversation.
     """
 
     seq: int
@@ -51,6 +54,7 @@ class Record(NamedTuple):
     # is one object for the garbage collector to skip, a parsed message is a hundred to scan.
     message: dict[str, Any] | str | bytes
     error: dict[str, Any] | None = None
+    health: bool = False
 
     @property
     def envelope(self) -> dict[str, Any]:
@@ -84,6 +88,7 @@ class Record(NamedTuple):
             "instance_id": _instance_of(envelope),
             "envelope": envelope,
             "error": self.error,
+            "health": self.health,
         }
 
 
@@ -107,13 +112,24 @@ def _instance_of(envelope: dict[str, Any]) -> str | None:
 # dataclasses: they are made on every message, and a frozen dataclass costs 2 µs to build.
 
 
+HEALTH_RECORDS = 100  # health checks kept, in a ring of their own (at most the history's size)
+_PINGS_AWAITED = 256  # ping ids whose answer is still to come, to know the answer as one
+
+
 class History:
-    """A bounded, ordered record of a conversation (a ring buffer: the oldest falls off)."""
+    """A bounded, ordered record of a conversation (a ring buffer: the oldest falls off).
+
+    Health checks (``Record.health``: a ``ping`` and its answer) go to a smaller ring of their
+    own, so an idle conversation's watchdog never pushes its messages out; both are read as
+    one, in order.
+    """
 
     def __init__(self, size: int) -> None:
         if size < 1:
             raise UsageError(f"[lineup] history size must be at least 1, not {size}")
         self._records: deque[Record] = deque(maxlen=size)
+        self._health: deque[Record] = deque(maxlen=min(size, HEALTH_RECORDS))
+        self._pings: dict[tuple[Any, ...], None] = {}  # insertion-ordered: the oldest first
         self._seq = 0
         self._lock = threading.Lock()
         self._watchers: Watchers[[Record]] = Watchers("history")
@@ -127,11 +143,32 @@ class History:
     ) -> Record:
         with self._lock:
             self._seq += 1
-            record = Record(self._seq, time.time(), direction, kind, envelope, error)
-            self._records.append(record)
+            health = kind == "mcp" and self._is_health_check(envelope)
+            record = Record(self._seq, time.time(), direction, kind, envelope, error, health)
+            (self._health if health else self._records).append(record)
         if self._watchers:
             self._watchers.notify(record)
         return record
+
+    def _is_health_check(self, message: object) -> bool:
+        """A JSON-RPC ``ping`` of an MCP record, or the answer to one seen before (matched by
+        server, app and id, whichever side asked). Called under the lock."""
+        if not isinstance(message, dict) or not isinstance(message.get("jsonrpc"), dict):
+            return False
+        rpc = message["jsonrpc"]
+        request_id = rpc.get("id")
+        if not isinstance(request_id, (str, int)) or isinstance(request_id, bool):
+            return bool(rpc.get("method") == "ping")  # a ping sent as a notification
+        key = (message.get("server"), message.get("app_id"), type(request_id), request_id)
+        if rpc.get("method") == "ping":
+            self._pings[key] = None
+            if len(self._pings) > _PINGS_AWAITED:
+                del self._pings[next(iter(self._pings))]
+            return True
+        if "method" not in rpc and key in self._pings:
+            del self._pings[key]
+            return True
+        return False
 
     def watch(self, watcher: Callable[[Record], None]) -> Callable[[], None]:
         """Call ``watcher(record)`` after every record is added (the inspector's view does);
@@ -139,15 +176,16 @@ class History:
         return self._watchers.add(watcher)
 
     def since(self, seq: int) -> list[Record]:
-        """The records numbered after ``seq``, oldest first. Numbers are consecutive, so
-        this costs the records returned, not the whole history (a view's new records)."""
+        """The records numbered after ``seq``, oldest first. Each ring is read from its newest
+        end, so this costs the records returned, not the whole history (a view's new ones)."""
         with self._lock:
-            count = self._seq - seq
-            if count <= 0:
+            if self._seq <= seq:
                 return []
-            if count >= len(self._records):
-                return list(self._records)
-            return list(itertools.islice(reversed(self._records), count))[::-1]
+            newer = [
+                list(itertools.takewhile(lambda r: r.seq > seq, reversed(ring)))[::-1]
+                for ring in (self._records, self._health)
+            ]
+        return list(heapq.merge(*newer, key=_seq_of))
 
     def select(
         self,
@@ -184,21 +222,37 @@ class History:
 
     @property
     def size(self) -> int:
+        """How many records of the conversation it keeps (health checks not counted)."""
         return self._records.maxlen or 0
 
     @property
+    def health_size(self) -> int:
+        """How many health checks it keeps, in their own ring."""
+        return self._health.maxlen or 0
+
+    @property
     def dropped(self) -> int:
-        """How many records fell off the front."""
-        return self._seq - len(self._records)
+        """How many records fell off the front (of either ring)."""
+        return self._seq - len(self)
+
+    def _all(self) -> list[Record]:
+        with self._lock:
+            if not self._health:
+                return list(self._records)
+            return list(heapq.merge(self._records, self._health, key=_seq_of))
 
     def __iter__(self) -> Iterator[Record]:
-        return iter(list(self._records))
+        return iter(self._all())
 
     def __len__(self) -> int:
-        return len(self._records)
+        return len(self._records) + len(self._health)
 
     def __getitem__(self, index: int) -> Record:
-        return list(self._records)[index]
+        return self._all()[index]
+
+
+def _seq_of(record: Record) -> int:
+    return record.seq
 
 
 @dataclass

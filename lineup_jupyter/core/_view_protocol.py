@@ -511,6 +511,8 @@ class Reset(TypedDict):
     kind: Literal["reset"]
     records: list[JSONObject]
     size: int
+    # Health checks (Record.health) are kept apart, up to this many: the view does the same.
+    health_size: int
     dropped: int
     summary: InspectorSummary
 

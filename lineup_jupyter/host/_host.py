@@ -154,7 +154,7 @@ class Host:
         self.artifacts_dir = Path(artifacts_dir or Path.cwd() / "artifacts")
         self._broker = Broker(
             self,
-            Audit(_data_dir(data_dir) / "audit.sqlite3"),
+            Audit(_data_dir(data_dir) / "audit.sqlite3", conversation_id),
             send=self._send,
             # made before the inventory it tells of a change
             on_visibility_changed=lambda: self._inventory.capabilities_changed(),
@@ -337,7 +337,9 @@ class Host:
 
     @property
     def audit(self) -> Audit:
-        """The audit trail (C13): ``query(...)``, ``verify()``; shows as a table."""
+        """The audit trail (C13): ``query(...)`` (this conversation's rows unless
+        ``conversation_id=`` says another, or None for all), ``verify()`` (the whole chain);
+        shows as a table of this conversation's rows."""
         return self._broker.audit
 
     def send_app_list(self, to: str | None = None) -> dict[str, Any]:

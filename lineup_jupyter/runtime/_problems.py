@@ -43,7 +43,9 @@ class Problem:
     """One failure to show: where it happened, what was raised, and its traceback."""
 
     seq: int
-    source: str  # "handler": a user's function; "surface": a surface's script; "mcp": a server
+    # "handler": a user's function; "surface": a surface's script; "mcp": a server; "agent": a
+    # call of the user's own agent the host could not serve (an undeclared capability)
+    source: str
     where: str  # "handler refresh() for ui.event 'refresh'"
     message: str  # "ZeroDivisionError: division by zero"
     traceback: str

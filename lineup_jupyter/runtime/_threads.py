@@ -2,8 +2,8 @@
 
 The one home of what we know about threads in a Jupyter kernel; every module that hands work
 across threads or waits does it through these functions, never with ``call_soon_threadsafe``,
-``get_running_loop`` or a ``threading.Thread`` of its own. Why it matters (measured; see the
-shared design's TESTING.md, "Where a message handler runs"):
+``get_running_loop`` or a ``threading.Thread`` of its own. Why it matters (measured; see
+docs/testing.md, "Where a message handler runs"):
 
 - ipykernel 7.4 runs a cell inside its asyncio loop, and handles widget messages on that same
   main thread while an ``async`` cell awaits: so ``await`` on a future a click resolves works,

@@ -450,6 +450,7 @@ class InspectorWidget(anywidget.AnyWidget):
                 "kind": "reset",
                 "records": records,
                 "size": history.size,
+                "health_size": history.health_size,
                 "dropped": history.dropped,
                 "summary": summary,
             }

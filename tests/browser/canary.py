@@ -1,8 +1,8 @@
 """A loopback canary: an HTTP server and a UDP socket that record everything reaching them.
 
 Security tests give a surface the canary's address and then assert that nothing arrived: 0
-TCP connections, 0 HTTP requests, 0 UDP datagrams (design/SECURITY-NOTES.md). Both listen on
-127.0.0.1 only, on ports the OS picks.
+TCP connections, 0 HTTP requests, 0 UDP datagrams (docs/testing.md, docs/security.md). Both
+listen on 127.0.0.1 only, on ports the OS picks.
 """
 
 from __future__ import annotations

@@ -1,41 +1,51 @@
-"""Helpers for test_hostile.py: the hostile-surface corpus, the kernel-side code that opens each
-bundle and reports what the host accepted and refused, and the page-side probes.
+"""Helpers for test_hostile.py: the hostile surface bundles, the kernel-side code that opens
+each bundle and reports what the host accepted and refused, and the page-side probes.
 
-The corpus is ../shared/corpora/hostile-surfaces.json beside the repository (in CI the repo is
-cloned next to a copy of shared/). Its placeholders are filled with the canary's addresses and
-the instance ids used here. Bundles call ``probe(key, value)`` to report what an attempt did;
-the corpus leaves that function to the harness, so each bundle's js is preceded by one that
-writes ``PROBE ["instance", key, value]`` to the console (read from the page, never from a
-frame that may be stuck), and by a listener that probes its uncaught errors as "uncaught".
+The bundles are the project's own (tests/vectors/hostile_surfaces.py), plus, when
+``LINEUP_EXTRA_CORPORA`` names a folder with a ``hostile-surfaces.json`` of the same shape, that
+corpus's bundles as an extra run (ids prefixed ``corpus-``). A bundle's class (its id without
+the prefix) picks what it may achieve (test_hostile.SPECS). Placeholders are filled with the
+canary's addresses and the instance ids used here. Bundles call ``probe(key, value)`` to report
+what an attempt did; each bundle's js is preceded by one that writes ``PROBE ["instance", key,
+value]`` to the console (read from the page, never from a frame that may be stuck), and by a
+listener that probes its uncaught errors as "uncaught".
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[2]
-CORPUS = REPO.parent / "shared" / "corpora" / "hostile-surfaces.json"
+from ..vectors import extra_corpus_or_empty
+from ..vectors.hostile_surfaces import BUNDLES as OWN_BUNDLES
 
 VICTIM = "victim.surface.01"
 CONVERSATION = "conv_hostile"
 AGENT = "agent_hostile"
 
 
+EXTRA_PREFIX = "corpus-"
+
+
 def instance_of(bundle_id: str) -> str:
     return f"hostile.{bundle_id}"
 
 
-def load_corpus() -> list[dict[str, Any]]:
-    if not CORPUS.is_file():
-        raise FileNotFoundError(
-            f"the hostile-surface corpus is missing: expected {CORPUS} (shared/ beside the "
-            "repository, as in the workspace and in CI)"
-        )
-    bundles: list[dict[str, Any]] = json.loads(CORPUS.read_text(encoding="utf-8"))
-    return bundles
+def class_of(bundle_id: str) -> str:
+    """The class of attack a bundle belongs to: what test_hostile.SPECS is keyed by."""
+    return bundle_id.removeprefix(EXTRA_PREFIX)
+
+
+def own_bundles() -> list[dict[str, Any]]:
+    return list(OWN_BUNDLES)
+
+
+def extra_bundles() -> list[dict[str, Any]]:
+    """The extra corpus's bundles, ids prefixed so they never collide with ours; [] if unset."""
+    return [
+        {**bundle, "id": EXTRA_PREFIX + bundle["id"]}
+        for bundle in extra_corpus_or_empty("hostile-surfaces.json")
+    ]
 
 
 PROBE_PRELUDE = (
@@ -85,55 +95,6 @@ def prepare(
         assert "{{" not in out[key], f"{bundle['id']}: a placeholder is left in its {key}"
     return out
 
-
-# Our own additions to the corpus (its README asks for them): the bridge's LineUpSurface.event
-# throws on a bad name before anything is posted, so the corpus's pm-bad-event-names never
-# reaches the host's validator; these post the same names raw, around the bridge. And the
-# corpus's pm-to-sibling walks parent.frames, which holds only the surface itself, so it never
-# reached a sibling: extra-sibling-via-top-frames walks window.top.frames and each shell's
-# frames, and does reach the victim's frame (it probes how many frames it reached).
-EXTRA_BUNDLES = [
-    {
-        "id": "extra-sibling-via-top-frames",
-        "title": "Spoof host->surface and surface messages into every other surface",
-        "html": "",
-        "css": "",
-        "js": (
-            "const NS = 'lineup.surface.v1';\n"
-            "const forged = [{namespace: NS, type: 'state', revision: 1e9, state: {x: 1}},\n"
-            "  {namespace: NS, type: 'event', instance: '{{VICTIM_INSTANCE}}', event: 'spoof', "
-            "data: {}}, {namespace: 'lineup.host.v1', type: 'command', command: 'render'}];\n"
-            "let reached = 0;\n"
-            "for (let i = 0; i < top.frames.length; i++) {\n"
-            "  const shell = top.frames[i];\n"
-            "  for (const m of forged) shell.postMessage(m, '*');\n"
-            "  for (let j = 0; j < shell.frames.length; j++) {\n"
-            "    if (shell.frames[j] === window) continue;\n"
-            "    for (const m of forged) shell.frames[j].postMessage(m, '*');\n"
-            "    reached++;\n"
-            "  }\n"
-            "}\n"
-            "probe('reached', reached);\n"
-        ),
-    },
-    {
-        "id": "extra-raw-bad-event-names",
-        "title": "Bad event names posted raw (around LineUpSurface.event)",
-        "html": "",
-        "css": "",
-        "js": (
-            "for (const ev of ['', '1abc', '_x', '-x', 'a b', 'a/b', 'a\\nb', '\\u00e9vent', "
-            "'a'.repeat(65), 'ok\\u0000', '<img>', 'x'.repeat(10000), 42, null, {}, '__proto__', "
-            "'prototype'.replace('p', '_')])\n"
-            "  parent.postMessage({namespace: 'lineup.surface.v1', type: 'event', event: ev, "
-            "data: {}}, '*');\n"
-            "parent.postMessage({namespace: 'lineup.surface.v1', type: 'event', "
-            "event: 'a'.repeat(64), data: {}}, '*');\n"
-            "parent.postMessage({namespace: 'lineup.surface.v1', type: 'event', "
-            "event: 'proto.raw', data: JSON.parse('{\"__proto__\": {\"polluted\": 1}}')}, '*');\n"
-        ),
-    },
-]
 
 # The victim: a benign surface open next to every hostile one. It logs every message it
 # receives other than the host's own ping/theme/state (from its parent), and its button sends

@@ -1,9 +1,10 @@
 """A throwaway JupyterLab server on 127.0.0.1, and a driver for one notebook in a browser page.
 
-Recipe: design/TESTING.md. The server runs from this venv (``sys.executable -m jupyter lab``)
-with its config, data, runtime and IPython dirs in a temp dir, no token, and the app exposed as
-``window.jupyterapp`` so tests wait on real conditions (kernel idle, cell executed) instead of
-sleeping. The same server serves JupyterLab (``/lab``) and Notebook 7 (``/notebooks``).
+Recipe: docs/testing.md ("The browser tests"). The server runs from this venv
+(``sys.executable -m jupyter lab``) with its config, data, runtime and IPython dirs in a temp
+dir, no token, and the app exposed as ``window.jupyterapp`` so tests wait on real conditions
+(kernel idle, cell executed) instead of sleeping. The same server serves JupyterLab
+(``/lab``) and Notebook 7 (``/notebooks``).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ STARTUP_TIMEOUT_S = 90
 KERNEL_TIMEOUT_MS = 120_000
 ANNOUNCEMENTS = "jupyterlab.handlers.announcements"
 
-# The sandbox flags and the ones that stop Chromium reaching the internet (design/TESTING.md).
+# The sandbox flags and the ones that stop Chromium reaching the internet (docs/testing.md).
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",

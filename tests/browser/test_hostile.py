@@ -1,4 +1,7 @@
-"""Every bundle of ../shared/corpora/hostile-surfaces.json, run for real in JupyterLab.
+"""Every hostile surface bundle, run for real in JupyterLab.
+
+The bundles are the project's own (tests/vectors/hostile_surfaces.py); a corpus named by
+``LINEUP_EXTRA_CORPORA`` is run as well, held to the same SPECS by class (tests/vectors).
 
 One page, one kernel, one Host for the module; a benign victim surface stays open beside each
 hostile one. For every bundle the test opens it with ``agent.open``, does what its attack needs
@@ -30,17 +33,19 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Dialog, Download, Page, Request, expect
 
+from ..vectors import SKIP_EXTRA
 from .canary import Canary, CanaryServer
 from .hostile import (
-    EXTRA_BUNDLES,
     KERNEL_SETUP,
     PAGE_SETUP,
     PAGE_SNAPSHOT,
     RUN_CODE,
     VICTIM,
     Spec,
+    class_of,
+    extra_bundles,
     instance_of,
-    load_corpus,
+    own_bundles,
     prepare,
 )
 from .jupyter import JupyterServer, NotebookPage, output_text, write_notebook
@@ -55,8 +60,9 @@ LIVE_BEATS = 5
 CSP = ("csp_violation", "S3")
 BLOCKED = {"csp", "origin", "net::ERR_BLOCKED_BY_CSP"}
 
-CORPUS = load_corpus()
-BUNDLES = CORPUS + EXTRA_BUNDLES
+OWN = own_bundles()
+EXTRA = extra_bundles()
+BUNDLES = OWN + EXTRA
 
 # What each bundle needs and may achieve (see hostile.Spec). Absent: no clicks, 1 s, nothing
 # accepted, nothing refused but CSP reports.
@@ -102,7 +108,11 @@ SPECS: dict[str, Spec] = {
         min_refused=1,
         rules="U9, H2",
     ),
-    "pm-ports-transfer": Spec(refused={("invalid", "U7")}, min_refused=2, rules="U7"),
+    # The shell relays a message's data, never its transfer list: a port never reaches the
+    # host (checked in check_specific); a buffer in the data is not JSON (H2).
+    "pm-ports-transfer": Spec(
+        accepted=None, refused={("invalid", "U7"), ("invalid", "H2")}, min_refused=1, rules="U7, H2"
+    ),
     "pm-flood": Spec(
         wait=2.5,
         accepted=None,
@@ -163,7 +173,7 @@ class Session:
         deadline = time.monotonic() + timeout
         previous = self.report(since)
         while time.monotonic() < deadline:
-            self.page.wait_for_timeout(300)  # never time.sleep: frames freeze (TESTING.md)
+            self.page.wait_for_timeout(300)  # never time.sleep: frames freeze (docs/testing.md)
             current = self.report(since)
             if current["last"] == previous["last"]:
                 return current
@@ -315,7 +325,7 @@ def begin(s: Session, bundle_id: str) -> Baseline:
 def assert_contained(s: Session, bundle_id: str, base: Baseline, report: dict[str, Any]) -> None:
     """Everything the issue lists, for any bundle."""
     inst = instance_of(bundle_id)
-    # Let late attempts (timers up to 600 ms in the corpus) reach the canary if they can.
+    # Let late attempts (timers up to 600 ms in the bundles) reach the canary if they can.
     s.canary.wait_for(lambda: False, timeout=0.3)
     c = s.canary
     jupyter = s.jupyter.url
@@ -404,7 +414,7 @@ def check_kernel(bundle_id: str, spec: Spec, report: dict[str, Any]) -> None:
 
 # Measured without the bridge's focus guard (Chromium 156 headless): a surface's focus() on
 # a 50 ms timer, with no click, took every key typed into the notebook's focused input
-# (SECURITY-NOTES: `inert`, parent focus listeners and the focus-without-user-activation
+# (docs/security.md: `inert`, parent focus listeners and the focus-without-user-activation
 # policy do not stop it). The bridge lets focus() work only in a surface that already has
 # focus; focus-steal is now an ordinary test that the attack fails.
 RESIDUAL: dict[str, str] = {}
@@ -425,12 +435,15 @@ for _bundle, _what in (
 ):
     RESIDUAL[_bundle] = _CONNECT.format(what=_what)
 PLAIN = [
-    pytest.param(b["id"], marks=pytest.mark.xfail(strict=True, reason=RESIDUAL[b["id"]]))
-    if b["id"] in RESIDUAL
+    pytest.param(b["id"], marks=pytest.mark.xfail(strict=True, reason=RESIDUAL[class_of(b["id"])]))
+    if class_of(b["id"]) in RESIDUAL
     else b["id"]
     for b in BUNDLES
-    if b["id"] not in DOS
+    if class_of(b["id"]) not in DOS
 ]
+# Without LINEUP_EXTRA_CORPORA the run says so: one skipped test, with the reason.
+if not EXTRA:
+    PLAIN.append(pytest.param("corpus-*", marks=SKIP_EXTRA))
 
 
 @pytest.mark.parametrize("bundle_id", PLAIN)
@@ -440,9 +453,9 @@ def test_hostile_bundle_is_contained(session: Session, bundle_id: str) -> None:
     (envelope, names, data under 16 KiB), L1 (no device abilities): the bundle gets nothing
     out, changes nothing outside its frame, and only what it may send is accepted."""
     s = session
-    spec = SPECS.get(bundle_id, Spec())
+    spec = SPECS.get(class_of(bundle_id), Spec())
     inst = instance_of(bundle_id)
-    clipboard = bundle_id == "clipboard"
+    clipboard = class_of(bundle_id) == "clipboard"
     if clipboard:
         s.page.bring_to_front()
         s.page.evaluate(f"() => navigator.clipboard.writeText({CLIPBOARD_BEFORE!r})")
@@ -457,7 +470,7 @@ def test_hostile_bundle_is_contained(session: Session, bundle_id: str) -> None:
 
 def attack(s: Session, bundle_id: str, spec: Spec, base: Baseline, clipboard: bool) -> None:
     inst = instance_of(bundle_id)
-    if bundle_id == "focus-steal":
+    if class_of(bundle_id) == "focus-steal":
         typed = focus_steal(s, inst)
     else:
         if spec.clicks or spec.wait:
@@ -479,7 +492,7 @@ def attack(s: Session, bundle_id: str, spec: Spec, base: Baseline, clipboard: bo
         s.page.bring_to_front()
         now = s.page.evaluate("() => navigator.clipboard.readText()")
         assert now == CLIPBOARD_BEFORE, f"the clipboard was changed to {now!r}"
-    if bundle_id == "focus-steal":
+    if class_of(bundle_id) == "focus-steal":
         value = s.page.evaluate("() => document.getElementById('hostile-keys').value")
         probes = s.probes(inst)
         assert value == typed and "keys" not in probes, (
@@ -507,61 +520,63 @@ def check_specific(s: Session, bundle_id: str, report: dict[str, Any]) -> None:
     inst = instance_of(bundle_id)
     probes = s.probes(inst)
     events = hostile_events(report, inst)
-    if bundle_id == "control-benign":
+    kind = class_of(bundle_id)
+    if kind == "control-benign":
         assert events[0]["data"] == {"x": 1, "s": "ok"}
-    elif bundle_id == "read-parent-dom":
+    elif kind == "read-parent-dom":
         read = events[0]["data"]
         for key in ("parentBody", "topBody", "parentSecretGlobal", "parentLocationHref"):
             assert read[key] == "SecurityError", read
         assert "TOPSECRET" not in json.dumps(read)
-    elif bundle_id == "write-parent-dom":
+    elif kind == "write-parent-dom":
         assert "write" in probes, "the bundle did not run"
         assert "NO ERROR" not in json.dumps(probes["write"]), probes
-    elif bundle_id == "storage-cookies":
+    elif kind == "storage-cookies":
         assert "storage" in probes, "the bundle did not run"
         text = json.dumps(probes)
         for success in ("OPENED", "GRANTED", "NO ERROR"):
             assert success not in text, probes
-    elif bundle_id == "workers":
+    elif kind == "workers":
         assert "REGISTERED" not in json.dumps(probes), probes
-    elif bundle_id == "pm-ports-transfer":
+    elif kind == "pm-ports-transfer":
         assert "port" not in probes, probes  # the host never answered on a smuggled port
-    elif bundle_id == "pm-flood":
+        assert all(e["data"] == {} for e in events), events  # and no port reached the kernel
+    elif kind == "pm-flood":
         flood = [e for e in events if e["event"] == "flood"]
         assert [e["event"] for e in events] == ["flood"] * len(flood)
         # 100 in a burst, then 50 a second for the ~2 s of the flood (with slack).
         assert 50 <= len(flood) <= 100 + 50 * 4, len(flood)
-    elif bundle_id == "template-breakout":
+    elif kind == "template-breakout":
         names = [e["event"] for e in events]
         assert "tpl.js-normal" in names, names
         assert "tpl.css-breakout" not in names and "tpl.js-breakout" not in names, names
         assert set(names) <= {"tpl.js-normal", "tpl.html", "tpl.html-quote"}, names
-    elif bundle_id == "clipboard":
+    elif kind == "clipboard":
         assert probes.get("exec") == "TypeError", probes  # execCommand is gone (H10)
         assert probes.get("cw") != "WRITTEN" and not str(probes.get("cr", "")).startswith("READ")
-    elif bundle_id == "fullscreen-pointerlock":
+    elif kind == "fullscreen-pointerlock":
         text = json.dumps(probes)
         assert "FULLSCREEN" not in text and "LOCKED" not in text, probes
-    elif bundle_id == "permissions":
+    elif kind == "permissions":
         granted = [k for k, v in probes.items() if str(v).startswith("OK") and v != "OK denied"]
         assert granted == [], json.dumps(probes)
         assert "notif-show" not in probes or probes["notif-show"] != "SHOWN", probes
-    elif bundle_id == "dialog-spam":
+    elif kind == "dialog-spam":
         assert probes.get("dlg") == "done", probes
-    elif bundle_id == "webrtc-stun-turn":
+    elif kind == "webrtc-stun-turn":
         assert "ice" not in probes, probes  # no candidate gathered
         assert str(probes.get("webrtc", "")).startswith("TypeError"), probes
-    elif bundle_id == "pm-bad-event-names":
+    elif kind == "pm-bad-event-names":
         # LineUpSurface.event refused the first bad name in the sender: nothing was posted
         # (the raw variant, extra-raw-bad-event-names, shows the host's own refusals).
         assert "must match" in str(probes.get("uncaught")), probes
-    elif bundle_id == "pm-non-json":
+    elif kind == "pm-non-json":
         # The bundle's script runs in <head> (it has no html), so document.body is null: {n:
         # null} is valid JSON. -0 is the number 0. Nothing else got through.
         assert [e["data"] for e in events] == [{"n": None}, {"z": 0}], events
-    elif bundle_id == "extra-sibling-via-top-frames":
+    elif kind == "extra-sibling-via-top-frames":
         assert probes.get("reached", 0) >= 1, probes  # the victim's frame got the forgeries
-    elif bundle_id == "pm-proto-keys":
+    elif kind == "pm-proto-keys":
         assert s.snapshot()["polluted"] == ["undefined"] * 3
 
 
@@ -578,8 +593,11 @@ _BOMB_CRASHES_THE_PAGE = pytest.mark.xfail(
 @pytest.mark.parametrize(
     "bundle_id",
     [
-        pytest.param(bundle_id, marks=_BOMB_CRASHES_THE_PAGE if bundle_id == "memory-bomb" else ())
-        for bundle_id in DOS
+        pytest.param(
+            b["id"], marks=_BOMB_CRASHES_THE_PAGE if class_of(b["id"]) == "memory-bomb" else ()
+        )
+        for b in BUNDLES
+        if class_of(b["id"]) in DOS
     ],
 )
 def test_stuck_surface_is_stopped_and_frees_the_others(session: Session, bundle_id: str) -> None:
@@ -601,7 +619,8 @@ def stuck(s: Session, bundle_id: str, base: Baseline) -> None:
     inst = instance_of(bundle_id)
     # The kernel hears the bundle's last word before it hangs.
     deadline = time.monotonic() + 15
-    while not any(e["event"] == DOS[bundle_id] for e in hostile_events(s.report(base.since), inst)):
+    last_word = DOS[class_of(bundle_id)]
+    while not any(e["event"] == last_word for e in hostile_events(s.report(base.since), inst)):
         assert time.monotonic() < deadline, "the bundle never started"
         s.page.wait_for_timeout(300)
     card = s.card(inst)
@@ -618,7 +637,7 @@ def stuck(s: Session, bundle_id: str, base: Baseline) -> None:
         f"the victim does not answer after Stop (stalled cards were {stalled_at})"
     )
     report = s.settled_report(base.since)
-    assert [e["event"] for e in hostile_events(report, inst)] == [DOS[bundle_id], "close"]
+    assert [e["event"] for e in hostile_events(report, inst)] == [last_word, "close"]
     hostile_refusals = [(r["code"], r["rule"]) for r in report["refused"] if r["instance"] == inst]
     assert ("unresponsive", "S4") in hostile_refusals, report["refused"]
     assert inst not in report["open"]

@@ -1,9 +1,8 @@
-"""Every public XSS vector, as agent Markdown and as agent text, drawn into a real JupyterLab
-page and poked: 0 script executions, 0 navigations, 0 popups, 0 requests (S6, H15, L2).
+"""Every XSS vector, as agent Markdown and as agent text, drawn into a real JupyterLab page and
+poked: 0 script executions, 0 navigations, 0 popups, 0 requests (S6, H15, L2).
 
-The corpora are ../shared/corpora/xss-vectors.json (1314 payloads) and markdown-vectors.json
-(145 payloads in Markdown clothing) beside the repository. Detection follows the recipe the
-corpora's README measured on this machine:
+The vectors are the project's own (tests/vectors/xss.py and markdown.py); the extra corpora
+named by ``LINEUP_EXTRA_CORPORA`` (docs/testing.md) are a second, optional run. Detection:
 
 - an init script in every frame, before any page script, turns alert, confirm, prompt, print,
   open and document.write into reporters (JupyterLab uses none of them);
@@ -33,13 +32,21 @@ from playwright.sync_api import Browser, BrowserContext, Page, Request, expect
 
 from lineup_jupyter.protocol import rules
 
+from ..vectors import SKIP_EXTRA, extra_corpus_or_empty
+from ..vectors import markdown as markdown_vectors
+from ..vectors import xss as xss_vectors
 from . import jupyter as harness
 from .jupyter import JupyterServer, NotebookPage, write_notebook
 
 REPO = Path(__file__).resolve().parents[2]
-CORPORA = REPO.parent / "shared" / "corpora"
-XSS = CORPORA / "xss-vectors.json"
-MARKDOWN = CORPORA / "markdown-vectors.json"
+# The vector sets: (Markdown vectors, XSS vectors), each a list of {"payload": ...}.
+SETS = {
+    "own": (markdown_vectors.VECTORS, xss_vectors.VECTORS),
+    "extra": (
+        extra_corpus_or_empty("markdown-vectors.json"),
+        extra_corpus_or_empty("xss-vectors.json"),
+    ),
+}
 
 REPORTERS = """
 (() => {
@@ -120,12 +127,6 @@ CHECK_DOM = """
 """
 
 
-def vectors(path: Path) -> list[str]:
-    if not path.exists():
-        pytest.fail(f"the XSS corpus is missing: expected {path} (shared/ beside the repository)")
-    return [vector["payload"] for vector in json.loads(path.read_text(encoding="utf-8"))]
-
-
 SHOW_CORPORA = """\
 import json
 from lineup_jupyter import Host, Limits
@@ -157,19 +158,29 @@ def xss_page(browser: Browser) -> Iterator[tuple[BrowserContext, Page]]:
 
 
 @pytest.mark.timeout(900)
+@pytest.mark.parametrize(
+    "vector_set", ["own", pytest.param("extra", marks=() if SETS["extra"][1] else SKIP_EXTRA)]
+)
 def test_no_xss_vector_runs_navigates_or_loads_anything(
-    xss_page: tuple[BrowserContext, Page], jupyter: JupyterServer
+    xss_page: tuple[BrowserContext, Page], jupyter: JupyterServer, vector_set: str
 ) -> None:
-    """S6, H15, L2: 1459 vectors as Markdown, 1314 as text, every element poked."""
+    """S6, H15, L2: every Markdown and XSS vector as Markdown, the XSS ones as text too, every
+    element poked."""
     context, page = xss_page
-    expected = len(vectors(MARKDOWN)) + 2 * len(vectors(XSS))
+    markdown, xss = SETS[vector_set]
+    expected = len(markdown) + 2 * len(xss)
     popups: list[str] = []
     context.on("page", lambda popup: popups.append(popup.url))
     dialogs: list[str] = []
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
 
-    name = "xss-corpora.ipynb"
-    write_notebook(jupyter.root, name, [SHOW_CORPORA.format(xss=str(XSS), markdown=str(MARKDOWN))])
+    name = f"xss-{vector_set}.ipynb"
+    (jupyter.root / f"xss-{vector_set}.json").write_text(json.dumps(xss), encoding="utf-8")
+    (jupyter.root / f"markdown-{vector_set}.json").write_text(
+        json.dumps(markdown), encoding="utf-8"
+    )
+    show = SHOW_CORPORA.format(xss=f"xss-{vector_set}.json", markdown=f"markdown-{vector_set}.json")
+    write_notebook(jupyter.root, name, [show])
     notebook = NotebookPage(page, jupyter, name, "lab").open()
 
     # From here on, anything the page asks of the network or compiles is the vectors' doing.

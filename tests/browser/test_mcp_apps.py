@@ -84,7 +84,7 @@ def kernel_json(notebook: NotebookPage, expression: str) -> object:
 
 def wait_for_console(page: Page, console: list[str], prefix: str) -> None:
     """Until a console line (of any frame) starts with ``prefix``: waits on the page, never
-    by sleeping the test's process (design/TESTING.md)."""
+    by sleeping the test's process (docs/testing.md)."""
     for _ in range(300):
         if any(text.startswith(prefix) for text in console):
             return

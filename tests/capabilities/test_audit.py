@@ -295,3 +295,24 @@ def test_c13_documented_limit_an_old_anchor_replayed_with_a_truncated_table(
     execute(audit, "DELETE FROM audit WHERE seq > 5")
     audit.anchor_path.write_bytes(old_anchor)
     assert audit.verify().ok  # both files rolled back together: not detectable from them
+
+
+def test_c13_a_hosts_audit_shows_its_own_conversation_unless_asked(tmp_path: Path) -> None:
+    """Issue 24: kernels sharing a data dir write one audit; ``host.audit.query()`` showed
+    rows another process wrote. It now shows the host's conversation; ``conversation_id=``
+    picks another, None every one; verify() still walks the whole chain."""
+    mine = Host(conversation_id="conv_mine", data_dir=tmp_path)
+    theirs = Host(conversation_id="conv_theirs", data_dir=tmp_path)
+    for host, count in ((mine, 2), (theirs, 3)):
+        agent = host.connect_agent(AGENT)
+        for n in range(count):
+            agent.call("none.such", {"n": n}, reason="because")
+    assert mine.audit.path == theirs.audit.path  # one database for both
+    assert {row["conversation_id"] for row in mine.audit.query()} == {"conv_mine"}
+    assert len(mine.audit.query()) == 2 and len(theirs.audit.query()) == 3
+    assert len(mine.audit.query(conversation_id="conv_theirs")) == 3
+    assert len(mine.audit.query(conversation_id=None)) == 5  # the control: both are there
+    assert "conv_theirs" not in mine.audit._repr_html_()
+    assert mine.audit.verify().rows == 5 and mine.audit.verify().ok
+    # A bare Audit has no conversation of its own: every row.
+    assert len(Audit(mine.audit.path).query()) == 5

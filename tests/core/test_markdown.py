@@ -1,8 +1,9 @@
 """Agent Markdown to sanitized HTML (S6, H15, L2): the policy, and the attack corpora.
 
-The policy tests name each decision of ``_markdown.py``. The corpus tests render every public
-XSS vector and every Markdown-shaped vector of ``../shared/corpora/`` through the real pipeline
-and read the *output* back with the standard library's HTML parser, independent of
+The policy tests name each decision of ``_markdown.py``. The corpus tests render every XSS
+vector and every Markdown-shaped vector of the project's own (tests/vectors/), and of the extra
+corpora when ``LINEUP_EXTRA_CORPORA`` names them, through the real pipeline and read the
+*output* back with the standard library's HTML parser, independent of
 markdown-it-py and nh3: only allowlisted tags and attributes, no event handler, links only
 http/https/mailto (as a browser would parse the URL), images only data: URLs of raster types.
 """
@@ -26,9 +27,11 @@ from lineup_jupyter.core._markdown import render_markdown
 from lineup_jupyter.protocol import rules
 
 from ..conftest import envelope, examples
+from ..vectors import extra_corpus
+from ..vectors import markdown as markdown_vectors
+from ..vectors import xss as xss_vectors
 
 REPO = Path(__file__).resolve().parents[2]
-CORPORA = REPO.parent / "shared" / "corpora"
 LINK_SCHEMES = {"http", "https", "mailto"}  # H15, written out: not read from the code under test
 IMAGE_SOURCE = re.compile(rules.MARKDOWN_IMAGE_PATTERN)
 REL = "noopener noreferrer nofollow"
@@ -122,17 +125,6 @@ def attributes_of(html: str, tag: str) -> list[dict[str, str | None]]:
 
     Collect().feed(html)
     return found
-
-
-def load(name: str) -> list[dict[str, Any]]:
-    path = CORPORA / name
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"the corpus is missing: expected {path} (shared/ beside the repository, as in the "
-            "workspace and in CI)"
-        )
-    vectors: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
-    return vectors
 
 
 @pytest.mark.parametrize(
@@ -343,9 +335,7 @@ def assert_every_output_is_allowed(vectors: list[dict[str, Any]]) -> dict[str, s
     return outputs
 
 
-def test_S6_every_xss_vector_renders_to_allowed_html_only() -> None:
-    vectors = load("xss-vectors.json")
-    assert len(vectors) == 1314  # the whole corpus, not an empty or truncated one
+def check_xss_vectors(vectors: list[dict[str, Any]]) -> None:
     outputs = assert_every_output_is_allowed(vectors)
     # Raw HTML is off, so none of these tags can come from the payloads' own markup.
     made = {tag for html in outputs.values() for tag in tags_in(html)}
@@ -353,24 +343,64 @@ def test_S6_every_xss_vector_renders_to_allowed_html_only() -> None:
     assert "script" not in made and "iframe" not in made and "svg" not in made
 
 
-def test_S6_every_markdown_vector_renders_to_allowed_html_only() -> None:
-    vectors = load("markdown-vectors.json")
-    assert len(vectors) == 145
+def check_markdown_vectors(vectors: list[dict[str, Any]]) -> None:
     outputs = assert_every_output_is_allowed(vectors)
-    # the corpus has both kinds of link: the kept ones are http(s)/mailto, the rest lost href
+    # the vectors have both kinds of link: the kept ones are http(s)/mailto, the rest lost href
     hrefs = [a.get("href") for html in outputs.values() for a in attributes_of(html, "a")]
     assert any(h is not None for h in hrefs) and any(h is None for h in hrefs)
-
-
-def test_S6_remote_images_of_the_markdown_corpus_load_nothing() -> None:
-    """The vectors that expect a network request (remote images) render no remote image."""
-    vectors = [v for v in load("markdown-vectors.json") if "network" in v["expect"]]
-    assert len(vectors) >= 3
-    for vector in vectors:
+    # the ones that would load something (remote images) render no remote image
+    remote = [v for v in vectors if "network" in v["expect"]]
+    assert len(remote) >= 3
+    for vector in remote:
         html = render_markdown(vector["payload"])
         assert all(
             IMAGE_SOURCE.fullmatch(image.get("src") or "") for image in attributes_of(html, "img")
         ), vector["id"]
+
+
+def test_S6_the_own_vectors_cover_every_class() -> None:
+    """The classes docs/testing.md lists, each with vectors (a refactor that drops a section of
+    tests/vectors/ fails here, not silently)."""
+    assert sorted(
+        [
+            "CSS", "DOM clobbering", "context breakout", "dangling markup", "event handler",
+            "frames, embeds, meta and SVG animation", "mutation (parser differential)",
+            "polyglot", "script URL", "script element",
+        ]
+    ) == xss_vectors.TECHNIQUES  # fmt: skip
+    assert sorted(
+        [
+            "autolink", "code span / fence", "entities in text", "host-specific", "image",
+            "inline link destination", "nested in Markdown structure", "raw HTML",
+            "reference link / definition",
+        ]
+    ) == markdown_vectors.TECHNIQUES  # fmt: skip
+    assert len(xss_vectors.VECTORS) >= 400 and len(markdown_vectors.VECTORS) >= 170
+
+
+def test_S6_the_inspector_flags_the_own_vectors_inserted_raw() -> None:
+    """The control: the same payloads put into a page as they are, with no pipeline, break the
+    allowlist (all but the few that are plain text or Markdown until parsed)."""
+    raw = [v for v in xss_vectors.VECTORS if problems_in(v["payload"])]
+    assert len(raw) >= 0.95 * len(xss_vectors.VECTORS)
+    html = [v for v in markdown_vectors.VECTORS if v["technique"] == "raw HTML"]
+    assert all(problems_in(v["payload"]) for v in html), [v["id"] for v in html]
+
+
+def test_S6_every_xss_vector_renders_to_allowed_html_only() -> None:
+    check_xss_vectors(xss_vectors.VECTORS)
+
+
+def test_S6_every_markdown_vector_renders_to_allowed_html_only() -> None:
+    check_markdown_vectors(markdown_vectors.VECTORS)
+
+
+def test_S6_every_xss_vector_of_the_extra_corpora_renders_to_allowed_html_only() -> None:
+    check_xss_vectors(extra_corpus("xss-vectors.json"))
+
+
+def test_S6_every_markdown_vector_of_the_extra_corpora_renders_to_allowed_html_only() -> None:
+    check_markdown_vectors(extra_corpus("markdown-vectors.json"))
 
 
 # ---- comrak's fixed forms, rewritten after it (H15) ---------------------------------------

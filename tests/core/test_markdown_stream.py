@@ -3,18 +3,16 @@ block, and always exactly what rendering the whole text at once gives."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
 from lineup_jupyter import render_markdown
 from lineup_jupyter.core._markdown_stream import MarkdownStream
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpora" / "markdown-vectors.json"
-if not CORPUS.exists():  # a worktree: the corpora sit beside the checkouts
-    CORPUS = Path("/work/shared/corpora/markdown-vectors.json")
-VECTORS = [vector["payload"] for vector in json.loads(CORPUS.read_text(encoding="utf-8"))]
+from ..vectors import SKIP_EXTRA, extra_corpus_or_empty
+from ..vectors import markdown as markdown_vectors
+
+VECTORS = [vector["payload"] for vector in markdown_vectors.VECTORS]
+EXTRA = [vector["payload"] for vector in extra_corpus_or_empty("markdown-vectors.json")]
 
 ANSWER = "".join(
     f"## Step {n}\n\nThe data of step {n} came back with **{n * 7} rows**; see "
@@ -38,16 +36,28 @@ def streamed(text: str, step: int) -> MarkdownStream:
 
 
 @pytest.mark.parametrize("index", range(len(VECTORS)))
-def test_h15_each_corpus_vector_streamed_renders_as_a_whole(index: int) -> None:
+def test_h15_each_vector_streamed_renders_as_a_whole(index: int) -> None:
     """Every Markdown vector, cut after every character, renders as the whole text does."""
     streamed(VECTORS[index], 1)
 
 
-def test_h15_the_corpus_as_one_document_streamed_renders_as_a_whole() -> None:
+@pytest.mark.parametrize(
+    "payload", EXTRA or [pytest.param("", marks=SKIP_EXTRA)], ids=lambda _: "extra"
+)
+def test_h15_each_extra_corpus_vector_streamed_renders_as_a_whole(payload: str) -> None:
+    streamed(payload, 1)
+
+
+@pytest.mark.parametrize(
+    "vectors",
+    [VECTORS, pytest.param(EXTRA, marks=() if EXTRA else SKIP_EXTRA)],
+    ids=["own", "extra"],
+)
+def test_h15_the_vectors_as_one_document_streamed_render_as_a_whole(vectors: list[str]) -> None:
     """All vectors one after another (blank lines between: blocks close and are kept), cut
     every few characters: the HTML is always the whole render."""
-    streamed("\n\n".join(VECTORS), 29)
-    streamed("\n".join(VECTORS), 31)
+    streamed("\n\n".join(vectors), 29)
+    streamed("\n".join(vectors), 31)
 
 
 def test_an_answer_keeps_its_closed_blocks_and_renders_only_its_end() -> None:

@@ -8,6 +8,7 @@ without an entry fails too, so a new notebook comes with its expectations.
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import nbformat
@@ -179,8 +180,26 @@ def test_every_notebook_has_expectations() -> None:
     assert sorted(p.name for p in NOTEBOOKS) == sorted(EXPECTED)
 
 
+def git_status(folder: Path) -> list[str]:
+    """What git sees changed or new under ``folder`` (untracked files listed one by one)."""
+    return subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all", "--", str(folder)],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
-def test_notebook_runs(path: Path) -> None:
+def test_notebook_runs(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """And leaves no trace (issue 24): nothing new or changed beside the notebooks, nothing in
+    the user-wide data dir (the kernel's LINEUP_JUPYTER_HOME, an empty folder here): each
+    notebook keeps its audit, apps and files in a scratch folder of its own."""
+    home = tmp_path / "user-data"
+    home.mkdir()
+    monkeypatch.setenv("LINEUP_JUPYTER_HOME", str(home))  # the kernel inherits it
+    before = git_status(path.parent)
     assert path.name in EXPECTED, f"add what {path.name} must show to EXPECTED"
     raw = json.loads(path.read_text("utf-8"))
     assert all(cell.get("id") for cell in raw["cells"]), "every cell has an id"
@@ -196,6 +215,8 @@ def test_notebook_runs(path: Path) -> None:
     ).execute()
     outputs = [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
+    assert git_status(path.parent) == before, "the notebook left files in the repository"
+    assert sorted(p.name for p in home.iterdir()) == [], "it wrote into the user's data dir"
     text = "".join(
         str(o.get("text", "")) + str(o.get("data", {}).get("text/plain", "")) for o in outputs
     )

@@ -72,6 +72,26 @@ def test_a_failing_subscriber_is_a_problem_too(host: Host) -> None:
     assert any(p.message == "KeyError: 'payload'" for p in host.problems)
 
 
+def test_an_undeclared_capability_of_the_users_own_agent_is_a_problem(
+    host: Host, caplog: pytest.LogCaptureFixture
+) -> None:
+    """C3, issue 24: ``agent.call("artifact.sav", ...)`` answers unsupported with a suggestion;
+    the user sees it in host.problems (and the host view) and as a line in the cell, without
+    printing the result."""
+    agent = host.connect_agent("a")
+    handle = agent.call("artifact.sav", {"path": "x.txt", "content": ""}, reason="keep it")
+    assert handle.done() and handle.result().status == "unsupported"
+    (problem,) = list(host.problems)
+    assert problem.source == "agent" and problem.agent_id == "a"
+    assert problem.where == "agent 'a': app.call 'artifact.sav'"
+    assert problem.message.startswith("unsupported (C3): no capability 'artifact.sav'")
+    assert "did you mean 'artifact.save'?" in problem.message
+    assert any("did you mean 'artifact.save'?" in r.getMessage() for r in caplog.records)
+    # The control: a call the host serves is no problem, whatever the user decides.
+    agent.call("artifact.save", {"path": "x.txt", "content": ""}, reason="keep it")
+    assert len(host.problems) == 1
+
+
 def test_problems_are_bounded_and_tracebacks_cut(host: Host) -> None:
     agent = opened(host)
 
