@@ -13,8 +13,13 @@
 //
 // 1. it has been visible (not covered: the page's hit test at its centre finds it) and still
 //    (same box) for ARM_DELAY_MS; any move, resize, redraw or covering starts the wait again;
-// 2. the pointer ARRIVED on it after that (a pointerenter from outside the control, once it
-//    was armed): a pointer that was already there when it appeared or moved does not count;
+// 2. the pointer ARRIVED on it after that: a pointermove on the control, once it was armed,
+//    that came from outside it (where the browser says the pointer was before the move,
+//    clientX - movementX, lies outside the control's box; this holds when the pointer comes
+//    from a frame too, whose moves the page never sees). A control that appeared or moved under
+//    a still pointer gets no such move (the browser's own boundary events and a press at the
+//    spot where the pointer already was carry no movement): it does not count, and neither
+//    does a pointer wandering inside it;
 // 3. the press began on it after it armed, and the click is a single click (the second click
 //    of a double click never decides);
 // 4. the browser made the event (isTrusted).
@@ -125,6 +130,33 @@ export function placeOf(control) {
  *   armedChanged: (armed: boolean) => void }} Watched
  */
 
+/**
+ * Record when the pointer arrives on `control` (rule 2): a move onto it from outside its box.
+ * @param {HTMLElement} control @param {Watched} item
+ */
+function arrivals(control, item) {
+  control.addEventListener("pointermove", (event) => {
+    check(item, event.timeStamp);
+    if (!event.isTrusted || (event.movementX === 0 && event.movementY === 0)) return;
+    const box = control.getBoundingClientRect();
+    const x = event.clientX - event.movementX;
+    const y = event.clientY - event.movementY;
+    if (x < box.left || x >= box.right || y < box.top || y >= box.bottom) item.intent.entered(event.timeStamp);
+  });
+}
+
+/** When the page last saw the pointer move: outside every frame, whose moves it never sees. */
+let lastPageMove = Number.NEGATIVE_INFINITY;
+let tracking = false;
+function trackPageMoves() {
+  if (tracking) return;
+  tracking = true;
+  const seen = (/** @type {PointerEvent} */ event) => {
+    if (event.isTrusted) lastPageMove = event.timeStamp;
+  };
+  window.addEventListener("pointermove", seen, { capture: true, passive: true });
+}
+
 /** Every guarded control on the page, measured once a frame while any is there. */
 const watched = /** @type {Set<Watched>} */ (new Set());
 let frame = 0;
@@ -179,9 +211,7 @@ export function guardDecision(control, { say, armedChanged = () => {} }) {
     check(item, event.timeStamp);
     return event.isTrusted;
   };
-  control.addEventListener("pointerenter", (event) => {
-    if (trusted(event)) intent.entered(event.timeStamp);
-  });
+  arrivals(control, item);
   // A press focuses the button too: that focus is the pointer's, not the keyboard's (a click
   // refused as early must not make a later Space or Enter count).
   let pressing = false;
@@ -246,23 +276,29 @@ export function guardField(field) {
 }
 
 /**
- * Watch an area whose clicks the page cannot see (an MCP app's frame: its clicks stay in it)
- * and whose click may decide something (full screen): `intent.arrived(now)` says whether the
- * frame stood still and visible for ARM_DELAY_MS and the pointer came onto it after that.
- * @param {HTMLElement} area
- * @returns {Intent}
+ * Watch a frame whose clicks the page cannot see (an MCP app's: its clicks stay in it) and
+ * whose click may decide something (full screen). `meant(now)`: the frame stood still and
+ * visible for ARM_DELAY_MS, and the pointer came onto it after that: the page saw the pointer
+ * move after the frame armed (the page sees no move while the pointer is in the frame, so it
+ * was outside then). A frame that appeared under a still pointer is not meant.
+ * @param {HTMLIFrameElement} area
+ * @returns {{ meant(now: number): boolean }}
  */
 export function guardArea(area) {
   const intent = new Intent(performance.now());
   /** @type {Watched} */
   const item = { control: area, intent, place: "", armedChanged: () => {} };
-  area.addEventListener("pointerenter", (event) => {
-    check(item, event.timeStamp);
-    if (event.isTrusted) intent.entered(event.timeStamp);
-  });
+  trackPageMoves();
   watched.add(item);
   if (!frame) frame = requestAnimationFrame(measure);
-  return intent;
+  return {
+    meant(now) {
+      check(item, now);
+      intent.entered(lastPageMove);
+      intent.pressed(now); // the press was in the frame, just now (its shell said so)
+      return intent.arrived(now);
+    },
+  };
 }
 
 /**

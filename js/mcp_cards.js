@@ -31,7 +31,7 @@ import { pageMcpTheme } from "./theme.js";
  *   source: Window | null, host: McpHost, traffic: TrafficLog, size: SizeGuard,
  *   stop: AbortController, ready: boolean, pingSent: number, pongSeen: number,
  *   stalled: boolean, inputSent: string, resultSent: boolean, cancelledSent: boolean,
- *   lastCsp: Map<string, number>, area: import("./decision_input.js").Intent,
+ *   lastCsp: Map<string, number>, area: { meant(now: number): boolean },
  *   shellKey: string | null }} Frame
  * @typedef {{ spec: McpAppSpec, card: HTMLElement, header: HTMLElement, exit: HTMLElement,
  *   grants: HTMLElement, notes: HTMLElement, lines: HTMLElement, frame: Frame | null,
@@ -291,8 +291,7 @@ export class McpCards {
     if (mode !== "fullscreen" || app.mode === "fullscreen") return this.setMode(app, mode);
     // The click must be one the user meant for this app (js/decision_input.js): its frame stood
     // still and the pointer came onto it since, not an app that appeared under a click.
-    if ((await this.userClicked(frame)) && frame.area.arrived(performance.now()))
-      return this.setMode(app, "fullscreen");
+    if ((await this.userClicked(frame)) && frame.area.meant(performance.now())) return this.setMode(app, "fullscreen");
     this.sendInOrder({
       kind: "mcp_refused",
       app_id: app.spec.app_id,

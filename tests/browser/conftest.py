@@ -168,7 +168,9 @@ def screenshot() -> Screenshot:
 
 def settled(page: Page) -> None:
     """Two animation frames: what just moved has been measured by js/decision_input.js."""
-    page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+    page.evaluate(
+        "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))"
+    )
 
 
 def decide(control: Locator, guarded: Locator | None = None) -> None:
