@@ -42,6 +42,7 @@ const STYLE = `
 .lineup-consent { display: flex; flex-direction: column; gap: 6px; }
 .lineup-consent:empty { display: none; }
 .lineup-consent-count { font-size: 12px; color: var(--jp-ui-font-color2, #666); }
+.lineup-prompt-position { min-height: 16px; line-height: 16px; } /* "Request 1 of 2" appearing moves nothing */
 .lineup-prompt { border: 2px solid var(--jp-brand-color1, #1976d2); border-radius: 6px; padding: 8px 10px; background: var(--jp-layout-color1, #fff); color: var(--jp-ui-font-color1, #222); font-size: 13px; display: flex; flex-direction: column; gap: 4px; }
 .lineup-prompt[data-risk="system_permission"], .lineup-prompt[data-risk="restricted"] { border-color: var(--jp-warn-color0, #c77700); }
 .lineup-prompt-title { font-weight: 600; }
@@ -255,7 +256,8 @@ export function mountPrompts({ model, root, send, signal, arrived = () => {} }) 
   const grants = element("div", "lineup-consent-grants");
   const recent = element("div", "lineup-consent-recent");
   recent.setAttribute("role", "status"); // "completed (user)" read out when another view decides
-  section.append(count, queue, grants, recent);
+  // The count below the cards: a line appearing above them would move them.
+  section.append(queue, count, grants, recent);
   // At the end: a card arriving moves nothing the user is working with (docs/security.md).
   root.append(style, section);
 
@@ -289,7 +291,7 @@ export function mountPrompts({ model, root, send, signal, arrived = () => {} }) 
     card.dataset.risk = spec.risk;
     card.setAttribute("role", "group");
     card.setAttribute("aria-labelledby", `${id}-title`);
-    const position = element("div", "lineup-consent-count");
+    const position = element("div", "lineup-consent-count lineup-prompt-position");
     const title = element("div", "lineup-prompt-title");
     title.id = `${id}-title`;
     // The agent names itself: always «in quotes», in its own style, after the word Agent, so

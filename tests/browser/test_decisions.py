@@ -256,7 +256,7 @@ def test_a_card_or_a_question_arriving_moves_nothing(open_notebook: OpenNotebook
     )
     settled(page)
     moved = page.evaluate(BOXES)
-    assert all(m[2] == a[2] + 30 for m, a in zip(moved, after, strict=True))
+    assert all(m[2] >= a[2] + 30 for m, a in zip(moved, after, strict=True))
 
 
 def test_a_card_reaches_the_user_over_a_full_screen_app(
