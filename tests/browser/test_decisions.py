@@ -211,12 +211,18 @@ def test_a_double_click_on_a_grant_row_allows_that_row_only(
     assert granted(notebook) == ["https://one.example", "https://two.example"]
 
 
-BOXES = """() => [...document.querySelectorAll(
-  '.lineup-host iframe.lineup-shell, .lineup-host button')].map((node) => {
-    const box = node.getBoundingClientRect();
-    const name = node.className + ':' + (node.textContent || node.title);
-    return [name, box.x, box.y, box.width, box.height];
-  })"""
+# Boxes relative to the host view's own top: the notebook's scroll anchoring would hide, in
+# viewport terms, content inserted above what is on screen.
+BOXES = """() => {
+  const host = document.querySelector('.lineup-host > .lineup-trust').getBoundingClientRect();
+  return [...document.querySelectorAll(
+    '.lineup-host iframe.lineup-shell, .lineup-host button')].filter((node) =>
+      node.getBoundingClientRect().width > 0).map((node) => {
+      const box = node.getBoundingClientRect();
+      const name = node.className + ':' + (node.textContent || node.title);
+      return [name, box.x - host.x, box.y - host.y, box.width, box.height];
+    });
+}"""
 
 
 def test_a_card_or_a_question_arriving_moves_nothing(open_notebook: OpenNotebook) -> None:
@@ -252,7 +258,7 @@ def test_a_card_or_a_question_arriving_moves_nothing(open_notebook: OpenNotebook
 
     page.evaluate(
         "() => { const d = document.createElement('div'); d.style.height = '30px';"
-        " document.querySelector('.lineup-host').prepend(d); }"
+        " document.querySelector('.lineup-trust').after(d); }"
     )
     settled(page)
     moved = page.evaluate(BOXES)
