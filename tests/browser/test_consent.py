@@ -241,7 +241,9 @@ def test_remember_for_the_session_is_shown_and_revocable(open_notebook: OpenNote
     notebook = open_notebook([SETUP])
     page = notebook.page
     card = ask(notebook, "artifact.save", {"path": "m1.txt", "content": "1"}, "first", "m1")
-    card.locator(".lineup-prompt-remember input").check()
+    remember = card.locator(".lineup-prompt-remember")
+    decide(remember.locator("input"), remember)  # Remember is a decision too
+    expect(remember.locator("input")).to_be_checked()
     decide(card.locator("button.lineup-allow"))
     expect(card).to_have_count(0)
     grant = page.locator(".lineup-consent-grant")
