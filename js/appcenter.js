@@ -9,6 +9,7 @@
 //              install, verify, refresh) and AppCenterKernelMessage (a notice: an action the
 //              kernel refused, said in a sentence).
 
+import { guardDecision } from "./decision_input.js";
 import { ACCEPT, button, element, STYLED } from "./dom.js";
 import { trustText } from "./trust.js";
 
@@ -32,6 +33,7 @@ const STYLE = `
 .lineup-apps-good { color: var(--jp-success-color1, #2e7d32); }
 .lineup-apps-notice { color: var(--jp-error-color1, #c62828); }
 .lineup-apps button { margin-right: 4px; }
+.lineup-apps td button:not([data-armed]) { opacity: 0.6; }
 .lineup-apps button:focus-visible { outline: 2px solid var(--jp-brand-color1, #1976d2); }
 `;
 
@@ -72,6 +74,16 @@ function render({ model, el, signal }) {
     }
   };
   verify.addEventListener("click", () => send({ kind: "verify" }));
+  // What installs, enables, rolls back or removes takes only a click the user meant
+  // (js/decision_input.js): a row redrawn under the pointer takes none.
+  const guard = (/** @type {HTMLElement} */ node) => {
+    guardDecision(node, {
+      say: (text) => {
+        notice.textContent = text;
+      },
+    });
+    return node;
+  };
   refresh.addEventListener("click", () => send({ kind: "refresh" }));
 
   /**
@@ -83,7 +95,7 @@ function render({ model, el, signal }) {
     node.title = title;
     node.setAttribute("aria-label", `${label} ${app.name}`);
     node.addEventListener("click", () => send({ kind, app_id: app.id }));
-    return node;
+    return guard(node);
   };
 
   /** Remove cannot be undone: the first click asks, a second within a few seconds removes.
@@ -106,7 +118,7 @@ function render({ model, el, signal }) {
       clearTimeout(asking);
       send({ kind: "remove", app_id: app.id });
     });
-    return node;
+    return guard(node);
   };
 
   const draw = () => {
@@ -162,6 +174,7 @@ function render({ model, el, signal }) {
       install.setAttribute("aria-label", `Install ${shipped.id}`);
       install.title = "Install this app shipped with lineup-jupyter";
       install.addEventListener("click", () => send({ kind: "install", app_id: shipped.id }));
+      guard(install);
       const cell = element("td", "");
       cell.append(install);
       row.append(name, element("td", "", ""), element("td", "", "not installed"), element("td", "", ""), cell);

@@ -241,7 +241,7 @@ export function realmGuard(config) {
 /**
  * Tell the host what the CSP blocked in this frame, so the author of a surface or an app can
  * see why something failed (and, for an MCP app, which domain the user has not granted).
- * @param {{ namespace: string }} config
+ * @param {{ namespace: string, key?: string }} config
  */
 export function cspReports(config) {
   const up = parent;
@@ -252,6 +252,7 @@ export function cspReports(config) {
         type: "csp",
         directive: String(event.effectiveDirective).slice(0, 64),
         blocked: String(event.blockedURI).slice(0, 200),
+        shell: config.key, // the shell's own reports carry its key; a surface's carry none
       },
       "*",
     );
@@ -406,9 +407,12 @@ export function surfaceBridge(config, merge, guard, reportCsp) {
  * neither side can reach anything else. The shell's own CSP (frame-src 'none') is what stops
  * the surface from navigating itself (measured: 0 requests leave with it, 1 per try without).
  * It is the gate between a surface and the notebook page (S4): every message from its surface
- * takes a token, refused or not; one that is too big never reaches the page.
+ * takes a token, refused or not; one that is too big never reaches the page. Its own reports
+ * (dropped, too_large, silent, csp) carry `key`, a secret of this shell's that its surface
+ * cannot read (it is in the shell's document, another origin): the page tells them from
+ * whatever the surface sends in their shape (relay.js).
  * @param {{ srcdoc: string, title: string, allow: string, namespace: string, perSecond: number,
- *   maxChars: number }} config
+ *   maxChars: number, key: string }} config
  * @param {typeof exceeds} larger
  * @param {typeof cspReports} reportCsp
  */
@@ -419,11 +423,12 @@ export function shellRelay(config, larger, reportCsp) {
   let last = performance.now();
   let dropped = 0;
   setInterval(() => {
-    if (dropped) parent.postMessage({ namespace: config.namespace, type: "dropped", count: dropped }, "*");
+    if (dropped)
+      parent.postMessage({ namespace: config.namespace, type: "dropped", count: dropped, shell: config.key }, "*");
     dropped = 0;
   }, 1000);
   // The shell's own CSP is what blocks a surface navigating itself: report those blocks too.
-  reportCsp({ namespace: config.namespace });
+  reportCsp({ namespace: config.namespace, key: config.key });
   const frame = document.createElement("iframe");
   frame.setAttribute("sandbox", "allow-scripts");
   frame.setAttribute("allow", config.allow);
@@ -435,7 +440,7 @@ export function shellRelay(config, larger, reportCsp) {
   let heard = false;
   frame.addEventListener("load", () => {
     setTimeout(() => {
-      if (!heard) parent.postMessage({ namespace: config.namespace, type: "silent" }, "*");
+      if (!heard) parent.postMessage({ namespace: config.namespace, type: "silent", shell: config.key }, "*");
     }, 2000);
   });
   document.body.appendChild(frame);
@@ -451,7 +456,10 @@ export function shellRelay(config, larger, reportCsp) {
       }
       tokens -= 1;
       if (larger(event.data, config.maxChars)) {
-        parent.postMessage({ namespace: config.namespace, type: "too_large", limit: config.maxChars }, "*");
+        parent.postMessage(
+          { namespace: config.namespace, type: "too_large", limit: config.maxChars, shell: config.key },
+          "*",
+        );
         return;
       }
       parent.postMessage(event.data, "*");

@@ -9,6 +9,7 @@
 // View -> kernel: {kind: "answer", component_id, status: "answered" | "cancelled", value?}.
 
 import { BLOCKS_STYLE, Blocks } from "./blocks.js";
+import { guardDecision, guardField, keyboardRefusal, REFUSED } from "./decision_input.js";
 import { ACCEPT, button, element, STYLED } from "./dom.js";
 import { DrawQueue, lastIndexOf, paced } from "./paced.js";
 import {
@@ -48,11 +49,15 @@ export const COMPONENT_STYLE = `${BLOCKS_STYLE}
 .lineup-option { display: block; margin: 2px 0; }
 .lineup-actions { display: flex; gap: 8px; margin-top: 6px; }
 .lineup-actions button { cursor: pointer; }
+.lineup-question fieldset:not([disabled]) .lineup-actions button:not([data-armed]), .lineup-question fieldset:not([disabled]) .lineup-option:not([data-armed]) { opacity: 0.6; }
 .lineup-question input[type="text"], .lineup-question input[type="number"] { width: 100%; max-width: 480px; box-sizing: border-box; }
 .lineup-problem { color: var(--jp-error-color1, #d32f2f); font-size: 12px; min-height: 1em; }
 .lineup-outcome { font-size: 12px; color: var(--jp-ui-font-color2, #666); }
 .lineup-component[data-owner]::after { content: attr(data-owner); display: block; text-align: right; font-size: 11px; color: var(--jp-ui-font-color2, #666); }
 `;
+
+/** The kinds that wait for the user's answer. */
+const QUESTIONS = new Set(["choice", "confirm", "input"]);
 
 /** @type {Set<string>} */
 const TAGS = new Set(MARKDOWN_TAGS);
@@ -126,11 +131,11 @@ function cancel(text, onClick) {
  * (a view that mounts, a snapshot) is drawn in slices that leave the page its turn between
  * them (paced.js): each component appears whole, in the list's order.
  * @param {{ model: ComponentModel, container: HTMLElement,
- *   send: (content: object) => void }} context
+ *   send: (content: object) => void, arrived?: () => void }} context
  * @returns {{ refused(component_id: string, message: string): void, reconcile(): void,
  *   redraw(component_id: string): void, destroy(): void }}
  */
-export function mountComponents({ model, container, send }) {
+export function mountComponents({ model, container, send, arrived = () => {} }) {
   /** @type {Map<string, Drawn>} */
   const drawn = new Map();
   const blocks = new Blocks(container);
@@ -151,6 +156,7 @@ export function mountComponents({ model, container, send }) {
     const item = drawn.get(view.component_id);
     if (item && item.key === key) return item.node;
     const node = draw(view, answer);
+    if (QUESTIONS.has(view.kind) && !view.answer) arrived(); // a question waits for the user
     if (item) item.node.replaceWith(node);
     drawn.set(view.component_id, { key, node });
     return node;
@@ -320,6 +326,10 @@ function drawQuestion(card, view, answer) {
   const actions = element("div", "lineup-actions");
   /** @type {() => { value?: any, problem?: string }} */
   let collect = () => ({});
+  /** Every control that decides (js/decision_input.js): the buttons, each option. @type {HTMLElement[]} */
+  const guarded = [];
+  /** @type {import("./decision_input.js").Intent | null} the text field whose Enter submits */
+  let field = null;
 
   if (view.kind === "choice") {
     fieldset.append(element("legend", "", String(view.prompt)));
@@ -338,6 +348,7 @@ function drawQuestion(card, view, answer) {
       inputs.push(input);
       row.append(input, ` ${String(option.label)}`);
       fieldset.append(row);
+      guarded.push(row);
     }
     const [low, high] = view.multiple ? [view.min_selected ?? 0, view.max_selected ?? view.options.length] : [1, 1];
     collect = () => {
@@ -371,6 +382,7 @@ function drawQuestion(card, view, answer) {
     if (number) input.step = "any";
     label.append(input);
     fieldset.append(label);
+    field = guardField(input);
     collect = () => {
       if (!input.checkValidity()) return { problem: input.validationMessage };
       return { value: number ? Number(input.value) : input.value };
@@ -387,11 +399,15 @@ function drawQuestion(card, view, answer) {
   }
   // Enter in a field submits, as in any form; JupyterLab's own Enter shortcut would otherwise
   // take the key first and cancel the form's implicit submission (measured).
+  // That Enter decides only when the user came to the field after it stood still (a key typed
+  // as the question appeared does not answer it).
   form.addEventListener("keydown", (event) => {
     if (event.key !== "Enter" || !(event.target instanceof HTMLInputElement)) return;
     event.preventDefault();
     event.stopPropagation();
-    form.requestSubmit();
+    const why = field ? keyboardRefusal(field, event) : "keyboard";
+    if (why === null) form.requestSubmit();
+    else problem.textContent = REFUSED[why];
   });
   form.addEventListener("submit", (event) => {
     event.preventDefault(); // never a real form submission: it would navigate the page
@@ -402,6 +418,14 @@ function drawQuestion(card, view, answer) {
   fieldset.append(actions, problem);
   form.append(fieldset);
   card.append(form);
+  if (!view.answer) {
+    const say = (/** @type {string} */ text) => {
+      problem.textContent = text;
+    };
+    for (const control of [...guarded, ...actions.querySelectorAll("button")]) {
+      guardDecision(/** @type {HTMLElement} */ (control), { say });
+    }
+  }
   if (view.answer) {
     fieldset.disabled = true;
     const outcome = view.answer.status === "cancelled" ? "Cancelled." : `Answered: ${describe(view)}`;

@@ -190,11 +190,23 @@ export function surfaceScript(bundle) {
  * The shell frame's document: its CSP first, then the relay that creates the surface frame.
  * @param {SurfaceDocument} surface
  * @param {number} [perSecond] messages the shell passes up each second (events, sizes, pongs)
+ * @param {string} [key] the shell's secret that marks its own reports (shellKey)
  */
-export function shellDocument(surface, perSecond = SHELL_MESSAGES_PER_SECOND) {
-  return shellAround({ srcdoc: surface.srcdoc, title: "surface" }, perSecond, (relayHash) =>
-    shellCsp(relayHash, surface.scriptHash),
+export function shellDocument(surface, perSecond = SHELL_MESSAGES_PER_SECOND, key = shellKey()) {
+  return shellAround(
+    { srcdoc: surface.srcdoc, title: "surface" },
+    perSecond,
+    (relayHash) => shellCsp(relayHash, surface.scriptHash),
+    key,
   );
+}
+
+/**
+ * A new shell's secret: the shell marks its own reports with it (bridge.js shellRelay), the
+ * page keeps it beside the frame, its surface never sees it. 128 random bits, as hex.
+ */
+export function shellKey() {
+  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 /**
@@ -203,8 +215,9 @@ export function shellDocument(surface, perSecond = SHELL_MESSAGES_PER_SECOND) {
  * @param {{ srcdoc: string, title: string }} child
  * @param {number} perSecond
  * @param {(relayHash: string) => string} csp
+ * @param {string} key the shell's secret that marks its own reports (shellKey)
  */
-export function shellAround(child, perSecond, csp) {
+export function shellAround(child, perSecond, csp, key) {
   const relay = inlineCall(
     shellRelay,
     {
@@ -214,6 +227,7 @@ export function shellAround(child, perSecond, csp) {
       namespace: SURFACE_NAMESPACE,
       perSecond,
       maxChars: MAX_MESSAGE_CHARS,
+      key,
     },
     [exceeds, cspReports],
   );

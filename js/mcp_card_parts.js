@@ -2,6 +2,7 @@
 // notes, made of the server's and the app's own strings, honestly (js/honest_text.js: hidden
 // characters shown, URLs as the browser reads them, long values cut), and the cards' style.
 
+import { guardDecision } from "./decision_input.js";
 import { ACCEPT, button, element, REJECT } from "./dom.js";
 import { clip, describeUrl, visible } from "./honest_text.js";
 import { cspSource, GRANTABLE, grantedSources } from "./mcp_frames.js";
@@ -84,7 +85,16 @@ export function grantCard(spec, denied, answer) {
     };
     allow.addEventListener("click", () => click(true));
     deny.addEventListener("click", () => click(false));
-    row.append(allow, deny);
+    // Only a click the user meant (js/decision_input.js): a row drawn under the pointer, by a
+    // double click's first half or a redraw, takes none until it stood still and the pointer came.
+    const note = element("span", "lineup-mcp-grant-note");
+    note.setAttribute("aria-live", "polite");
+    const say = (/** @type {string} */ text) => {
+      note.textContent = text;
+    };
+    guardDecision(allow, { say });
+    guardDecision(deny, { say });
+    row.append(allow, deny, note);
     nodes.push(row);
   }
   for (const item of refused) {
@@ -145,6 +155,8 @@ export const MCP_STYLE = `
 .lineup-mcp-grant { display: flex; align-items: center; gap: 6px; flex-wrap: wrap; }
 .lineup-mcp-domain { font-family: var(--jp-code-font-family, monospace); }
 .lineup-mcp-grant-refused { color: var(--jp-warn-color0, #a66); }
+.lineup-mcp-grant button:not([data-armed]) { opacity: 0.6; }
+.lineup-mcp-grant-note { font-size: 11px; color: var(--jp-warn-color0, #a66); }
 .lineup-mcp-notes:empty, .lineup-mcp-lines:empty { display: none; }
 .lineup-mcp-note { font-size: 12px; padding: 2px 8px; white-space: pre-wrap; color: var(--jp-ui-font-color1, #222); border-left: 3px solid var(--jp-brand-color1, #1976d2); margin: 2px 8px; }
 `;

@@ -7,9 +7,10 @@
 // second view, a lost feed message) redraws the cards from it. Everything stops with the
 // view's AbortSignal.
 
+import { guardArea } from "./decision_input.js";
 import { button, element, STYLED } from "./dom.js";
 import { PROBE_TIMEOUT_MS, probeShell } from "./focus_guard.js";
-import { SANDBOX } from "./frames.js";
+import { SANDBOX, shellKey } from "./frames.js";
 import { clip, visible } from "./honest_text.js";
 import { appHeading, grantCard, NOTE_CHARS, NOTES_SHOWN, noteLine } from "./mcp_card_parts.js";
 import { mcpAppDocument, mcpShellDocument } from "./mcp_frames.js";
@@ -25,12 +26,13 @@ import { pageMcpTheme } from "./theme.js";
  *   import("./view_protocol.js").McpNotifyOp | import("./view_protocol.js").McpResponseOp |
  *   import("./view_protocol.js").McpNoteOp} McpOp
  * @typedef {{ min_height: number, max_height: number, events_per_second: number,
- *   stall_ms: number }} McpCardsConfig
+ *   stall_ms: number, shell_marks?: boolean }} McpCardsConfig
  * @typedef {{ app: AppCard, generation: number, shell: HTMLIFrameElement,
  *   source: Window | null, host: McpHost, traffic: TrafficLog, size: SizeGuard,
  *   stop: AbortController, ready: boolean, pingSent: number, pongSeen: number,
  *   stalled: boolean, inputSent: string, resultSent: boolean, cancelledSent: boolean,
- *   lastCsp: Map<string, number> }} Frame
+ *   lastCsp: Map<string, number>, area: { meant(now: number): boolean },
+ *   shellKey: string | null }} Frame
  * @typedef {{ spec: McpAppSpec, card: HTMLElement, header: HTMLElement, exit: HTMLElement,
  *   grants: HTMLElement, notes: HTMLElement, lines: HTMLElement, frame: Frame | null,
  *   mode: "inline" | "fullscreen", denied: Set<string>, closing: boolean }} AppCard
@@ -300,12 +302,15 @@ export class McpCards {
    */
   async requestMode(app, frame, mode) {
     if (mode !== "fullscreen" || app.mode === "fullscreen") return this.setMode(app, mode);
-    if (await this.userClicked(frame)) return this.setMode(app, "fullscreen");
+    // The click must be one the user meant for this app (js/decision_input.js): its frame stood
+    // still and the pointer came onto it since, not an app that appeared under a click.
+    if ((await this.userClicked(frame)) && frame.area.meant(performance.now())) return this.setMode(app, "fullscreen");
     this.sendInOrder({
       kind: "mcp_refused",
       app_id: app.spec.app_id,
       code: "no_user_gesture",
-      message: "full screen asked for without a click in the app: it stays inline (a button in the app can ask)",
+      message:
+        "full screen asked for without a click in the app (the pointer must come onto the app after it stood still): it stays inline (a button in the app can ask)",
     });
     return app.mode;
   }
@@ -335,6 +340,19 @@ export class McpCards {
     if (!probe || probe.frame !== frame) return false;
     probe.resolve(user);
     return true;
+  }
+
+  /**
+   * A consent card or a question arrived: a full-screen app would hide it (only the top layer
+   * is drawn), so every one returns inline, and its card says why.
+   * @param {string} why
+   */
+  leaveFullscreen(why) {
+    for (const app of this.cards.values()) {
+      if (app.mode !== "fullscreen") continue;
+      this.setMode(app, "inline");
+      this.line(app, "fullscreen", `Full screen ended: ${why}`);
+    }
   }
 
   /** @param {AppCard} app @param {"inline" | "fullscreen"} mode @returns {"inline" | "fullscreen"} */
@@ -373,7 +391,8 @@ export class McpCards {
     shell.setAttribute("title", `MCP app ${spec.title || spec.tool}`);
     const height = startHeight(config);
     shell.style.height = `${height}px`;
-    shell.srcdoc = mcpShellDocument(document_, 2 * config.events_per_second + 20);
+    const key = shellKey(); // marks the shell's own reports (handle); `shell_marks: false`: the tests' control
+    shell.srcdoc = mcpShellDocument(document_, 2 * config.events_per_second + 20, key);
     app.card.append(shell);
     const stop = new AbortController();
     this.signal.addEventListener("abort", () => stop.abort(), { signal: stop.signal });
@@ -400,6 +419,8 @@ export class McpCards {
       resultSent: false,
       cancelledSent: false,
       lastCsp: new Map(),
+      area: guardArea(shell),
+      shellKey: config.shell_marks === false ? null : key,
     };
     frame.host = new McpHost(
       {
@@ -520,6 +541,18 @@ export class McpCards {
   handle(frame, message) {
     const { app } = frame;
     const report = message?.namespace === SURFACE_NAMESPACE ? message.type : null;
+    // Only the shell's key makes a report the shell's (relay.js says why): without it, a
+    // shell-only report is the app's message, checked and counted by its host; what the app
+    // may report itself (csp, blocked) takes from its rate.
+    const shells = frame.shellKey === null || message?.shell === frame.shellKey;
+    if (!shells && (report === "too_large" || report === "dropped" || report === "silent")) {
+      frame.host.receive(message);
+      return;
+    }
+    if (!shells && (report === "csp" || report === "blocked") && !frame.host.take()) {
+      frame.host.refuse("flood", `more than ${frame.host.limits.perSecond} messages a second: the excess is dropped`);
+      return;
+    }
     const refuse = (/** @type {string} */ code, /** @type {string} */ text) =>
       this.sendInOrder({ kind: "mcp_refused", app_id: app.spec.app_id, code, message: text });
     switch (report) {

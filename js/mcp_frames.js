@@ -183,9 +183,13 @@ function serialise(doc) {
  * The shell frame's document around an app's frame.
  * @param {AppDocument} app
  * @param {number} perSecond messages the shell passes up each second
+ * @param {string} key the shell's secret that marks its own reports (frames.js shellKey)
  */
-export function mcpShellDocument(app, perSecond) {
-  return shellAround({ srcdoc: app.srcdoc, title: "MCP app" }, perSecond, (relayHash) =>
-    mcpCsp(app.sources, [relayHash, ...app.hashes]),
+export function mcpShellDocument(app, perSecond, key) {
+  return shellAround(
+    { srcdoc: app.srcdoc, title: "MCP app" },
+    perSecond,
+    (relayHash) => mcpCsp(app.sources, [relayHash, ...app.hashes]),
+    key,
   );
 }

@@ -10,6 +10,7 @@
 // run inside the Allow click's own handler, before anything is awaited (H21); what the browser
 // did goes to the kernel as `outcome`, which the kernel checks.
 
+import { guardDecision } from "./decision_input.js";
 import { ACCEPT, button, element, REJECT } from "./dom.js";
 import { clip, describeUrl, fieldOrder, hasHidden, KEY_FIELDS, visible } from "./honest_text.js";
 
@@ -29,7 +30,7 @@ import { clip, describeUrl, fieldOrder, hasHidden, KEY_FIELDS, visible } from ".
  * @typedef {{ spec: CallSpec, card: HTMLElement, deadline: number, expiry: HTMLElement,
  *   note: HTMLElement, position: HTMLElement, buttons: HTMLButtonElement[],
  *   actions: HTMLElement, typed: HTMLInputElement | null, remember: HTMLInputElement | null,
- *   busy: boolean, movedAt: number, place: string }} Card
+ *   busy: boolean }} Card
  * @typedef {import("./view_protocol.js").Model} Model
  */
 
@@ -44,6 +45,7 @@ const STYLE = `
 .lineup-consent { display: flex; flex-direction: column; gap: 6px; }
 .lineup-consent:empty { display: none; }
 .lineup-consent-count { font-size: 12px; color: var(--jp-ui-font-color2, #666); }
+.lineup-prompt-position { min-height: 16px; line-height: 16px; } /* "Request 1 of 2" appearing moves nothing */
 .lineup-prompt { border: 2px solid var(--jp-brand-color1, #1976d2); border-radius: 6px; padding: 8px 10px; background: var(--jp-layout-color1, #fff); color: var(--jp-ui-font-color1, #222); font-size: 13px; display: flex; flex-direction: column; gap: 4px; }
 .lineup-prompt[data-risk="system_permission"], .lineup-prompt[data-risk="restricted"] { border-color: var(--jp-warn-color0, #c77700); }
 .lineup-prompt-title { font-weight: 600; }
@@ -58,26 +60,10 @@ const STYLE = `
 .lineup-prompt-more { font-size: 11px; margin-left: 6px; }
 .lineup-prompt-warning { font-size: 12px; color: var(--jp-warn-color0, #8a4b00); }
 .lineup-prompt-actions { display: flex; gap: 8px; align-items: center; flex-wrap: wrap; }
-.lineup-prompt:not([data-armed]) .lineup-prompt-actions button { opacity: 0.6; }
+.lineup-prompt-actions button:not([data-armed]), .lineup-prompt-remember:not([data-armed]) { opacity: 0.6; }
 .lineup-prompt button:focus-visible, .lineup-prompt input:focus-visible { outline: 2px solid var(--jp-brand-color1, #1976d2); }
 .lineup-prompt-expiry, .lineup-prompt-note, .lineup-consent-grants, .lineup-consent-recent { font-size: 12px; color: var(--jp-ui-font-color2, #666); }
 `;
-
-/**
- * A pointer click on a card's buttons counts only when they have stood still this long: an
- * agent can time its call so that the card appears (or moves) under a click the user aimed at
- * something else, as browsers guard their own permission prompts (docs/capabilities.md).
- */
-export const CLICK_DELAY_MS = 750;
-
-/**
- * Was this click too soon after the buttons appeared or moved? Keyboard clicks (detail 0)
- * never are: the keys go to a button the user moved focus to.
- * @param {MouseEvent} event @param {number} movedAt @param {number} now
- */
-export function tooSoon(event, movedAt, now) {
-  return event.detail > 0 && now - movedAt < CLICK_DELAY_MS;
-}
 
 /** @param {number} ms */
 export function countdown(ms) {
@@ -312,9 +298,9 @@ function argumentRow(capability, name, value) {
  * Draw the consent cards of a host view. Returns the cleanup.
  * @param {{ model: Model, root: HTMLElement,
  *   send: (content: import("./view_protocol.js").HostViewMessage) => void,
- *   signal?: AbortSignal }} context
+ *   signal?: AbortSignal, arrived?: () => void }} context
  */
-export function mountPrompts({ model, root, send, signal }) {
+export function mountPrompts({ model, root, send, signal, arrived = () => {} }) {
   const style = document.createElement("style");
   style.textContent = STYLE;
   const section = element("section", "lineup-consent");
@@ -325,8 +311,10 @@ export function mountPrompts({ model, root, send, signal }) {
   const grants = element("div", "lineup-consent-grants");
   const recent = element("div", "lineup-consent-recent");
   recent.setAttribute("role", "status"); // "completed (user)" read out when another view decides
-  section.append(count, queue, grants, recent);
-  root.prepend(style, section);
+  // The count below the cards: a line appearing above them would move them.
+  section.append(queue, count, grants, recent);
+  // At the end: a card arriving moves nothing the user is working with (docs/security.md).
+  root.append(style, section);
 
   /** @type {Map<string, Card>} */
   const cards = new Map();
@@ -358,7 +346,7 @@ export function mountPrompts({ model, root, send, signal }) {
     card.dataset.risk = spec.risk;
     card.setAttribute("role", "group");
     card.setAttribute("aria-labelledby", `${id}-title`);
-    const position = element("div", "lineup-consent-count");
+    const position = element("div", "lineup-consent-count lineup-prompt-position");
     const title = element("div", "lineup-prompt-title");
     title.id = `${id}-title`;
     // The agent names itself: always «in quotes», in its own style, after the word Agent, so
@@ -441,21 +429,21 @@ export function mountPrompts({ model, root, send, signal }) {
       deadline: Date.now() + spec.remaining_ms,
       buttons: [allow, deny, dismiss],
       busy: false,
-      movedAt: performance.now(),
-      place: "",
     };
-    // Capture: checked before any button's own handler, so an early click decides nothing.
-    actions.addEventListener(
-      "click",
-      (event) => {
-        if (!tooSoon(event, entry.movedAt, performance.now())) return;
-        event.stopImmediatePropagation();
-        note.textContent =
-          "That click came as this request appeared or moved under the pointer, so it was not taken. " +
-          "Read the request, then click again.";
-      },
-      true,
-    );
+    // Each button takes only a click the user meant (js/decision_input.js), checked before its
+    // own handler; so does Remember, which widens what Allow decides. The card is armed (a
+    // signal tests wait on) when all its buttons are.
+    const guarded = remember?.parentElement ? [allow, deny, dismiss, remember.parentElement] : [allow, deny, dismiss];
+    const say = (/** @type {string} */ text) => {
+      note.textContent = text;
+    };
+    const armedChanged = () => {
+      card.toggleAttribute(
+        "data-armed",
+        guarded.every((control) => control.hasAttribute("data-armed")),
+      );
+    };
+    for (const control of guarded) guardDecision(control, { say, armedChanged });
     allow.addEventListener("click", () => {
       if (entry.busy || Date.now() >= entry.deadline) return;
       if (typed && typed.value !== spec.capability) {
@@ -482,26 +470,6 @@ export function mountPrompts({ model, root, send, signal }) {
     return entry;
   }
 
-  // Where each card's buttons are, every frame while cards wait: appearing, another card going,
-  // output above growing or a scroll all move them, and each move restarts the delay.
-  let watching = 0;
-  function watch() {
-    watching = 0;
-    if (cards.size === 0) return;
-    const now = performance.now();
-    for (const entry of cards.values()) {
-      const box = entry.actions.getBoundingClientRect();
-      const place = `${Math.round(box.left)},${Math.round(box.top)},${Math.round(box.width)}`;
-      if (place !== entry.place) {
-        entry.place = place;
-        entry.movedAt = now;
-      }
-      // Shown (buttons dimmed until then), and a signal tests wait on instead of sleeping.
-      entry.card.toggleAttribute("data-armed", now - entry.movedAt >= CLICK_DELAY_MS);
-    }
-    watching = requestAnimationFrame(watch);
-  }
-
   function tick() {
     const now = Date.now();
     for (const entry of cards.values()) {
@@ -516,19 +484,10 @@ export function mountPrompts({ model, root, send, signal }) {
   function apply(state) {
     const pending = Array.isArray(state.pending) ? state.pending : [];
     const wanted = new Set(pending.map((spec) => spec.call_id));
-    const before = cards.size;
     for (const [callId, entry] of cards) {
       if (!wanted.has(callId)) {
         entry.card.remove();
         cards.delete(callId);
-      }
-    }
-    // A card gone or added may move the others: every card waits again, from now (the frame
-    // watcher would see the move only at the next frame, after a click already queued).
-    if (cards.size !== before || pending.some((spec) => !cards.has(spec.call_id))) {
-      for (const entry of cards.values()) {
-        entry.movedAt = performance.now();
-        entry.card.removeAttribute("data-armed");
       }
     }
     pending.forEach((spec, index) => {
@@ -536,6 +495,7 @@ export function mountPrompts({ model, root, send, signal }) {
       if (!entry) {
         entry = makeCard(spec);
         cards.set(spec.call_id, entry);
+        arrived();
       }
       queue.append(entry.card); // in the kernel's order: oldest first
       entry.position.textContent = pending.length > 1 ? `Request ${index + 1} of ${pending.length}` : "";
@@ -546,7 +506,6 @@ export function mountPrompts({ model, root, send, signal }) {
       for (const control of refused.buttons) control.disabled = false;
       refused.note.textContent = state.refused.message;
     }
-    if (cards.size > 0 && !watching) watching = requestAnimationFrame(watch);
     count.textContent = pending.length > 1 ? `${pending.length} requests are waiting for you` : "";
     grants.replaceChildren();
     for (const grant of Array.isArray(state.remembered) ? state.remembered : []) grants.append(grantLine(grant, send));
@@ -589,7 +548,6 @@ export function mountPrompts({ model, root, send, signal }) {
 
   const cleanup = () => {
     clearInterval(timer);
-    cancelAnimationFrame(watching);
     model.off("msg:custom", onCustom);
     section.remove();
     style.remove();

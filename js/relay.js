@@ -15,7 +15,7 @@ import { validateSurfaceMessage } from "./surface_message.js";
  * @typedef {{ code: string, rule: string, path: string, message: string }} Report
  * @typedef {{ spec: { instance_id: string }, ready: boolean, stalled: boolean,
  *   rate: { take(): boolean }, size: { next(height: number): number | null },
- *   lastDropReport: number, lastCspReport: number }} Relayed
+ *   lastDropReport: number, lastCspReport: number, shellKey: string | null }} Relayed
  */
 
 /** What the bridge keeps a surface from doing itself, and what to use instead (C8, H21). */
@@ -23,6 +23,9 @@ export const BLOCKED = /** @type {Record<string, string>} */ ({
   copy: "This surface tried to change what you copy; blocked. An app writes the clipboard with clipboard.write, after you allow it.",
   file: "This surface tried to read a file itself; blocked. An app reads a file you pick with device.pick_file, after you allow it.",
 });
+/** The reports only a shell makes (bridge.js shellRelay): taken only with its key. */
+export const SHELL_REPORTS = new Set(["dropped", "too_large", "silent"]);
+
 /** Said when a surface never spoke: its one script (bridge + js) did not run. */
 export const SILENT =
   "This surface did not start: its script did not run (a syntax error in its js? the browser console says).";
@@ -129,10 +132,26 @@ export class Relay {
     });
   }
 
-  /** What the surface's shell sent. @param {E} entry @param {any} message */
+  /**
+   * What the surface's shell sent. A report only the shell makes (dropped, too_large,
+   * silent) counts as the shell's only with the shell's key; without it the surface sent it,
+   * and it is one of the surface's messages, within its rate like any other (a surface posting
+   * `dropped` 160 times a second made 964 errors in 6 s outside the rate before). What a
+   * surface may report itself (csp, blocked) takes from its rate too.
+   * @param {E} entry @param {any} message
+   */
   handle(entry, message) {
     if (message?.namespace !== SURFACE_NAMESPACE) {
       this.refuseCounted(entry, { code: "invalid", rule: "U7", path: "$.namespace", message: "not a surface message" });
+      return;
+    }
+    const shells = entry.shellKey === null || message.shell === entry.shellKey;
+    if (!shells && SHELL_REPORTS.has(message.type)) {
+      this.event(entry, message);
+      return;
+    }
+    if (!shells && (message.type === "csp" || message.type === "blocked") && !entry.rate.take()) {
+      this.tooMany(entry);
       return;
     }
     switch (message.type) {

@@ -5,7 +5,7 @@
 
 import { patchesSince } from "./deltas.js";
 import { button, element } from "./dom.js";
-import { SANDBOX, shellDocument, surfaceDocument } from "./frames.js";
+import { SANDBOX, shellDocument, shellKey, surfaceDocument } from "./frames.js";
 import { SURFACE_NAMESPACE } from "./protocol.generated.js";
 import { RateLimit, SizeGuard, StateQueue } from "./state_queue.js";
 import { surfaceHeading } from "./surface_heading.js";
@@ -14,11 +14,11 @@ import { surfaceHeading } from "./surface_heading.js";
  * @typedef {import("./view_protocol.js").SurfaceSpec} SurfaceSpec
  * @typedef {import("./relay.js").Report} Report
  * @typedef {{ min_height: number, max_height: number, events_per_second: number,
- *   event_burst: number, stall_ms: number, restart_ms: number }} SurfacesConfig
+ *   event_burst: number, stall_ms: number, restart_ms: number, shell_marks?: boolean }} SurfacesConfig
  * @typedef {{ spec: SurfaceSpec, card: HTMLElement, shell: HTMLIFrameElement,
  *   source: Window | null, ready: boolean, size: SizeGuard, rate: RateLimit,
  *   lastDropReport: number, lastCspReport: number, pingSent: number, pongSeen: number,
- *   stalled: boolean, picture?: SurfaceSpec }} Entry
+ *   stalled: boolean, picture?: SurfaceSpec, shellKey: string | null }} Entry
  */
 
 /**
@@ -123,7 +123,11 @@ export class Surfaces {
     shell.setAttribute("referrerpolicy", "no-referrer");
     shell.setAttribute("title", `surface ${spec.instance_id}`);
     shell.style.height = `${config.min_height}px`;
-    shell.srcdoc = shellDocument(surfaceDocument(spec), 2 * config.events_per_second + 20);
+    // The shell's secret marks its own reports (relay.js). `shell_marks: false` in the view's
+    // config takes any report as the shell's: only the tests' control, which proves their
+    // detector sees a surface forging them, does that.
+    const key = shellKey();
+    shell.srcdoc = shellDocument(surfaceDocument(spec), 2 * config.events_per_second + 20, key);
     card.append(header, shell);
     this.root.append(card);
     /** @type {Entry} */
@@ -140,6 +144,7 @@ export class Surfaces {
       pingSent: 0,
       pongSeen: 0,
       stalled: false,
+      shellKey: config.shell_marks === false ? null : key,
     };
     this.entries.set(spec.instance_id, entry);
     if (entry.source) this.bySource.set(entry.source, entry);

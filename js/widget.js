@@ -33,7 +33,7 @@ import { pong, watchSurfaces } from "./watchdog.js";
  * @typedef {import("./surfaces.js").Entry} Entry
  * @typedef {{ min_height: number, max_height: number, events_per_second: number,
  *   event_burst: number, sync_timeout_ms: number, ping_ms: number, stall_ms: number,
- *   restart_ms: number, focus_guard?: boolean,
+ *   restart_ms: number, focus_guard?: boolean, shell_marks?: boolean,
  *   trust?: import("./trust.js").TrustSummary }} ViewConfig
  */
 
@@ -56,6 +56,8 @@ export function configOf(model) {
 // from JupyterLab's theme variables so light and dark both read well.
 const STYLE = `
 .lineup-host { display: flex; flex-direction: column; gap: 8px; font-family: var(--jp-ui-font-family, sans-serif); }
+.lineup-surface-list { display: flex; flex-direction: column; gap: 8px; }
+.lineup-surface-list:empty { display: none; }
 .lineup-surface { border: 1px solid var(--jp-border-color2, #ddd); border-radius: 6px; overflow: hidden; background: var(--jp-layout-color0, #fff); }
 .lineup-header { display: flex; align-items: center; justify-content: space-between; padding: 2px 4px 2px 8px; font-size: 12px; color: var(--jp-ui-font-color2, #666); background: var(--jp-layout-color2, #f3f3f3); }
 .lineup-title-detail { opacity: 0.8; }
@@ -100,7 +102,10 @@ function render({ model, el, signal }) {
   const root = element("div", "lineup-host");
   const status = element("div", "lineup-status");
   status.hidden = true;
-  // The standard components (markdown, questions...) come first, then the surfaces.
+  // What arrives goes below what the user is working with, never above it (docs/security.md,
+  // "Decisions"): the surfaces and MCP apps, then the standard components (markdown,
+  // questions...), then the consent cards (prompts.js), each region growing at its end.
+  const surfaceList = element("div", "lineup-surface-list");
   const componentList = element("div", "lineup-components");
   // Which inline bundles may open here (H37): the user should never have to guess.
   const trust = element("div", "lineup-trust", trustText(config.trust));
@@ -112,13 +117,13 @@ function render({ model, el, signal }) {
   agentList.setAttribute("role", "status");
   // What the user's handlers raised: in the surface's card when it has one, else here.
   const problemList = element("div", "lineup-handler-problems");
-  root.append(trust, agentList, problemList, status, componentList);
+  root.append(trust, agentList, problemList, status, surfaceList, componentList);
   el.append(root);
 
   const connection = new Connection(model);
   const sendInOrder = (/** @type {HostViewMessage} */ content) => connection.sendInOrder(content);
   const surfaces = new Surfaces({
-    root,
+    root: surfaceList,
     config,
     sendInOrder,
     refuse: (entry, report) => relay.refuse(entry, report),
@@ -149,7 +154,7 @@ function render({ model, el, signal }) {
   // MCP apps: their cards after the surfaces'; the kernel's ids of their requests are this
   // view's own (mcp_host.js), as two views of one host both hear every answer.
   const mcp = new McpCards({
-    root,
+    root: surfaceList,
     config,
     idPrefix: `v${Math.random().toString(36).slice(2, 10)}:`,
     sendInOrder,
@@ -182,13 +187,17 @@ function render({ model, el, signal }) {
   });
 
   // components.js sends answers ({kind: "answer", ...}); it types them as any object.
+  // A question or a consent card must reach the user: a full-screen app covers the page (only
+  // the full-screen element is drawn), so it returns inline when one arrives.
+  const arrived = () => mcp.leaveFullscreen("A request is waiting for you below this app.");
   const components = mountComponents({
     model,
     container: componentList,
     send: (content) => sendInOrder(/** @type {HostViewMessage} */ (content)),
+    arrived,
   });
-  // Consent cards of waiting app.calls, above everything else and outside every surface.
-  mountPrompts({ model, root, send: (content) => connection.send(content), signal: stop.signal });
+  // Consent cards of waiting app.calls, last (outside every surface).
+  mountPrompts({ model, root, send: (content) => connection.send(content), signal: stop.signal, arrived });
   const stopAgents = mountAgents({ model, container: agentList });
   const stopProblems = mountProblems({
     model,

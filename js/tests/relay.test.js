@@ -19,6 +19,7 @@ function setup({ perSecond = 50, burst = 100 } = {}) {
     size: new SizeGuard(40, 800),
     lastDropReport: 0,
     lastCspReport: 0,
+    shellKey: /** @type {string | null} */ ("shell-key"),
   };
   /** @type {any[]} */ const sent = [];
   /** @type {any[]} */ const events = [];
@@ -42,7 +43,19 @@ function setup({ perSecond = 50, burst = 100 } = {}) {
     clock,
   );
   const message = (/** @type {object} */ fields) => ({ namespace: SURFACE_NAMESPACE, ...fields });
-  return { entry, relay, sent, events, did, shown, message, advance: (/** @type {number} */ ms) => (now += ms) };
+  /** What the shell itself says: marked with its key (bridge.js shellRelay). @param {object} fields */
+  const report = (fields) => message({ ...fields, shell: "shell-key" });
+  return {
+    entry,
+    relay,
+    sent,
+    events,
+    did,
+    shown,
+    message,
+    report,
+    advance: (/** @type {number} */ ms) => (now += ms),
+  };
 }
 
 test("U7: a message outside the surface namespace is refused, counted like an event", () => {
@@ -124,8 +137,8 @@ test("H21: a blocked clipboard write is shown once with the capability to use; a
 });
 
 test("U4: a surface that never ran is shown and reported as a problem; a ready one is not", () => {
-  const { entry, relay, sent, message } = setup();
-  relay.handle(entry, message({ type: "silent" }));
+  const { entry, relay, sent, report } = setup();
+  relay.handle(entry, report({ type: "silent" }));
   assert.deepEqual(
     sent.map((content) => [content.kind, content.code ?? content.level]),
     [
@@ -135,7 +148,7 @@ test("U4: a surface that never ran is shown and reported as a problem; a ready o
   );
   assert.equal(sent[1].text, SILENT);
   entry.ready = true;
-  relay.handle(entry, message({ type: "silent" }));
+  relay.handle(entry, report({ type: "silent" }));
   assert.equal(sent.length, 2);
 });
 
@@ -187,9 +200,9 @@ test("fields String() cannot convert never break the view", () => {
 });
 
 test("U9: the shell's too_large counts against the rate; dropped is reported as is", () => {
-  const { entry, relay, events, sent, message } = setup();
-  relay.handle(entry, message({ type: "too_large", limit: 65536 }));
-  relay.handle(entry, message({ type: "dropped", count: 12 }));
+  const { entry, relay, events, sent, report } = setup();
+  relay.handle(entry, report({ type: "too_large", limit: 65536 }));
+  relay.handle(entry, report({ type: "dropped", count: 12 }));
   assert.deepEqual(
     events.map((item) => [item.code, item.rule]),
     [["too_large", "U9"]],
@@ -201,9 +214,9 @@ test("U9: the shell's too_large counts against the rate; dropped is reported as 
 });
 
 test("U4: a surface whose js does not parse says where, when the page found it", async () => {
-  const { entry, relay, sent, message } = setup();
+  const { entry, relay, sent, report } = setup();
   relay.ports.whySilent = async () => "its js does not parse: here (line 2, column 11 of its js).";
-  relay.handle(entry, message({ type: "silent" }));
+  relay.handle(entry, report({ type: "silent" }));
   await new Promise((resolve) => setTimeout(resolve, 0));
   assert.deepEqual(
     sent.map((content) => content.message ?? content.text),
@@ -211,5 +224,50 @@ test("U4: a surface whose js does not parse says where, when the page found it",
       "its js does not parse: here (line 2, column 11 of its js).",
       "its js does not parse: here (line 2, column 11 of its js).",
     ],
+  );
+});
+
+test("S4: a surface forging its shell's reports gets only what its rate allows (issue 22)", () => {
+  const { entry, relay, events, sent, message, report } = setup();
+  // 1000 `dropped` (and the other shell-only reports) without the shell's key, in one instant.
+  for (let n = 0; n < 1000; n++) {
+    relay.handle(entry, message({ type: ["dropped", "too_large", "silent"][n % 3], count: 1, shell: "guess" }));
+  }
+  // At most the burst (100) is refused as the surface's own messages; the rest is said once.
+  assert.equal(events.length, 100);
+  assert.ok(events.every((item) => item.kind === "refused" && item.code !== "rate_limited"));
+  assert.deepEqual(
+    sent.map((content) => content.code),
+    ["rate_limited"],
+  );
+  assert.ok(!sent.some((content) => /dropped in the last second/.test(content.message)));
+  // The shell's own report still is one.
+  relay.handle(entry, report({ type: "dropped", count: 7 }));
+  assert.match(sent.at(-1).message, /7 dropped in the last second/);
+});
+
+test("S4 control: with the shell's marks off (shellKey null) every forged report is taken", () => {
+  const { entry, relay, sent, message } = setup();
+  entry.shellKey = null;
+  for (let n = 0; n < 1000; n++) relay.handle(entry, message({ type: "dropped", count: 1 }));
+  assert.equal(sent.filter((content) => content.code === "rate_limited").length, 1000);
+});
+
+test("a surface's own csp reports take from its rate; its shell's do not", () => {
+  const surface = setup({ perSecond: 1, burst: 2 });
+  for (let n = 0; n < 5; n++) {
+    surface.relay.handle(surface.entry, surface.message({ type: "csp", directive: "img-src", blocked: "https://x" }));
+  }
+  assert.deepEqual(
+    surface.sent.map((content) => content.code),
+    ["csp_violation", "rate_limited"],
+  );
+  const shell = setup({ perSecond: 1, burst: 2 });
+  for (let n = 0; n < 5; n++) {
+    shell.relay.handle(shell.entry, shell.report({ type: "csp", directive: "img-src", blocked: "https://x" }));
+  }
+  assert.deepEqual(
+    shell.sent.map((content) => content.code),
+    ["csp_violation"],
   );
 });

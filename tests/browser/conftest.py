@@ -164,3 +164,22 @@ def screenshot() -> Screenshot:
         return path
 
     return take
+
+
+def settled(page: Page) -> None:
+    """Two animation frames: what just moved has been measured by js/decision_input.js."""
+    page.evaluate(
+        "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))"
+    )
+
+
+def decide(control: Locator, guarded: Locator | None = None) -> None:
+    """Click a host control that decides something as a user would (js/decision_input.js,
+    docs/security.md "Decisions"): in view, armed (visible and still for ARM_DELAY_MS), then
+    the pointer comes onto it from elsewhere and clicks once. ``guarded`` is the element that
+    carries ``data-armed`` when it is not ``control`` itself (an option's label)."""
+    control.scroll_into_view_if_needed()
+    settled(control.page)
+    expect(guarded or control).to_have_attribute("data-armed", "")
+    control.page.mouse.move(1, 1)
+    control.click()

@@ -9,7 +9,7 @@ from typing import Any
 
 from playwright.sync_api import expect
 
-from .conftest import OpenNotebook, Screenshot
+from .conftest import OpenNotebook, Screenshot, decide
 from .test_surfaces import card, surface
 
 CANVAS = "canvas.01"
@@ -188,7 +188,7 @@ def test_g2_the_app_center_view_shows_the_mode_and_its_buttons_act(
     screenshot(center, "app-center")
     before = kernel(notebook, "revisions")
 
-    canvas_row.get_by_role("button", name="Disable SVG canvas").click()
+    decide(canvas_row.get_by_role("button", name="Disable SVG canvas"))
     expect(canvas_row).to_contain_text("disabled")
     expect(card(page, "canvas.01")).to_have_count(0)
     assert kernel(notebook, 'host.apps.get("com.lineup.svg-canvas").enabled') is False
@@ -206,6 +206,6 @@ def test_g2_the_app_center_view_shows_the_mode_and_its_buttons_act(
     expect(chart_row.locator("td.lineup-apps-bad")).to_contain_text("changed on disk")
     expect(canvas_row.locator("td.lineup-apps-good").last).to_have_text("ok")
 
-    canvas_row.get_by_role("button", name="Enable SVG canvas").click()
+    decide(canvas_row.get_by_role("button", name="Enable SVG canvas"))
     expect(canvas_row).to_contain_text("enabled")
     assert kernel(notebook, 'host.apps.get("com.lineup.svg-canvas").enabled') is True

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
-from .conftest import OpenNotebook
+from .conftest import OpenNotebook, decide
 from .jupyter import UI, NotebookPage
 
 SETUP = """\
@@ -134,8 +134,8 @@ def test_a_choice_clicked_reaches_the_agent_once(open_notebook: OpenNotebook, ui
     page = notebook.page
     card = component(page, "colour")
     expect(card.locator("legend")).to_have_text("Which colour?")
-    card.get_by_label("Green").check()
-    card.get_by_role("button", name="Submit").click()
+    decide(card.get_by_label("Green"), card.locator("label", has_text="Green"))
+    decide(card.get_by_role("button", name="Submit"))
     expect(card.locator(".lineup-outcome")).to_have_text("Answered: Green")
     expect(card.get_by_role("button", name="Submit")).to_be_disabled()
     expect(card.get_by_label("Red")).to_be_disabled()
@@ -157,13 +157,13 @@ def test_a_choice_that_breaks_its_rule_is_not_sent(open_notebook: OpenNotebook) 
         'min_selected=2, max_selected=3, component_id="multi")',
     )
     card = component(notebook.page, "multi")
-    card.get_by_label("b").check()
-    card.get_by_role("button", name="Submit").click()
+    decide(card.get_by_label("b", exact=True), card.locator("label", has_text="b"))
+    decide(card.get_by_role("button", name="Submit"))
     expect(card.locator(".lineup-problem")).to_have_text("Choose between 2 and 3 options.")
     notebook.round_trip()
     assert agent_answers(notebook) == []
-    card.get_by_label("d").check()
-    card.get_by_role("button", name="Submit").click()
+    decide(card.get_by_label("d", exact=True), card.locator("label", has_text="d"))
+    decide(card.get_by_role("button", name="Submit"))
     expect(card.locator(".lineup-outcome")).to_have_text("Answered: b, d")
     assert [a["value"] for a in agent_answers(notebook)] == [["1", "3"]]
     assert notebook.run_cell("print(q.result())") == "['b', 'd']\n"
@@ -181,6 +181,7 @@ def test_input_is_checked_then_sent_with_the_keyboard(open_notebook: OpenNoteboo
     card = component(page, "name")
     field = card.get_by_label("Project name")
     expect(field).to_have_attribute("placeholder", "my-project")
+    expect(field).to_have_attribute("data-armed", "")  # an Enter before that answers nothing
     field.press("Enter")
     expect(card.locator(".lineup-problem")).not_to_be_empty()
     field.fill("ab")
@@ -224,10 +225,11 @@ def test_confirm_by_keyboard_and_cancel(open_notebook: OpenNotebook) -> None:
     )
     page = notebook.page
     keep = component(page, "ok").get_by_role("button", name="Keep")
-    keep.focus()
+    expect(keep).to_have_attribute("data-armed", "")
+    keep.focus()  # the user tabs to it once it stood still (js/decision_input.js)
     page.keyboard.press("Enter")
     expect(component(page, "ok").locator(".lineup-outcome")).to_have_text("Answered: Keep")
-    component(page, "pick").get_by_role("button", name="Cancel").click()
+    decide(component(page, "pick").get_by_role("button", name="Cancel"))
     expect(component(page, "pick").locator(".lineup-outcome")).to_have_text("Cancelled.")
     assert agent_answers(notebook) == [
         {"component_id": "ok", "kind": "confirm", "status": "answered", "value": False},
@@ -247,14 +249,14 @@ def test_components_and_answers_survive_a_reload(open_notebook: OpenNotebook) ->
         'later = agent.confirm("Later?", component_id="later")',
     )
     page = notebook.page
-    component(page, "done").get_by_role("button", name="Confirm").click()
+    decide(component(page, "done").get_by_role("button", name="Confirm"))
     expect(component(page, "done").locator(".lineup-outcome")).to_have_text("Answered: Confirm")
     notebook.reload()
     expect(page.locator(".lineup-components .lineup-component")).to_have_count(8)
     expect(component(page, "md").locator("strong")).to_have_text("bold")
     expect(component(page, "done").locator(".lineup-outcome")).to_have_text("Answered: Confirm")
     notebook.round_trip()
-    component(page, "later").get_by_role("button", name="Confirm").click()
+    decide(component(page, "later").get_by_role("button", name="Confirm"))
     expect(component(page, "later").locator(".lineup-outcome")).to_have_text("Answered: Confirm")
     assert [a["component_id"] for a in agent_answers(notebook)] == ["done", "later"]
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import BrowserContext, Locator, Page, Route, expect
 
-from .conftest import OpenNotebook
+from .conftest import OpenNotebook, decide
 from .jupyter import UI, JupyterServer, NotebookPage
 
 SETUP = """\
@@ -88,7 +88,7 @@ def test_the_card_shows_the_request_and_allow_saves_the_artifact(
     saved = jupyter.root / "artifacts" / "consent" / ui / "summary.txt"
     assert not saved.exists() and agent_results(notebook) == {}
 
-    armed(card).locator("button.lineup-allow").click()
+    decide(card.locator("button.lineup-allow"))
     expect(card).to_have_count(0)
     assert saved.read_text() == "<b>not html</b>"
     result = agent_results(notebook)["save_1"]
@@ -107,10 +107,10 @@ def test_deny_rejects_and_a_second_request_queues_visibly(open_notebook: OpenNot
     expect(page.locator(".lineup-consent .lineup-prompt")).to_have_count(2)
     expect(first).to_contain_text("Request 1 of 2")
     expect(second).to_contain_text("Request 2 of 2")
-    armed(first).locator("button.lineup-deny").click()
+    decide(first.locator("button.lineup-deny"))
     expect(first).to_have_count(0)
     expect(second).to_be_visible()
-    armed(second).locator("button.lineup-dismiss").click()
+    decide(second.locator("button.lineup-dismiss"))
     expect(second).to_have_count(0)
     received = agent_results(notebook)
     assert received["q1"]["status"] == "rejected" and received["q2"]["status"] == "cancelled"
@@ -126,7 +126,7 @@ def test_a_waiting_call_survives_a_new_view_and_one_decision_wins(
     notebook.run_cell("display(host)")
     cards = page.locator('.lineup-prompt[data-call-id="v1"]')
     expect(cards).to_have_count(2)
-    armed(cards.nth(1)).locator("button.lineup-allow").click()
+    decide(cards.nth(1).locator("button.lineup-allow"))
     expect(cards).to_have_count(0)
     expect(page.locator(".lineup-consent-recent").first).to_contain_text("completed")
     assert agent_results(notebook)["v1"]["status"] == "completed"
@@ -146,8 +146,8 @@ def test_restricted_needs_its_name_typed_and_works_from_the_keyboard(
     page = notebook.page
     card = ask(notebook, "vault.read", {}, "read the vault", "r1")
     expect(card.locator(".lineup-prompt-remember")).to_have_count(0)  # never remembered (C8)
-    allow = card.locator("button.lineup-allow")
-    allow.focus()
+    allow = armed(card).locator("button.lineup-allow")
+    allow.focus()  # the user tabs to it once it stood still (js/decision_input.js)
     page.keyboard.press("Enter")
     expect(card.locator(".lineup-prompt-note")).to_contain_text("Type vault.read")
     assert agent_results(notebook) == {}
@@ -172,7 +172,7 @@ def test_open_url_opens_the_page_without_an_opener(
         notebook = open_notebook([SETUP])
         card = ask(notebook, "app.open_url", {"url": url}, "Open the deployment docs", "u1")
         with context.expect_page() as opened:
-            armed(card).locator("button.lineup-allow").click()
+            decide(card.locator("button.lineup-allow"))
         tab = opened.value
         tab.wait_for_load_state()
         assert tab.url == url
@@ -198,7 +198,7 @@ def test_clipboard_write_puts_the_text_on_the_clipboard(
         page = notebook.page
         text = "summary: 3 items, ✓ done"
         card = ask(notebook, "clipboard.write", {"text": text}, "Copy the summary", "k1")
-        armed(card).locator("button.lineup-allow").click()
+        decide(card.locator("button.lineup-allow"))
         expect(card).to_have_count(0)
         assert page.evaluate("navigator.clipboard.readText()") == text
         assert agent_results(notebook)["k1"]["result"] == {"characters": len(text)}
@@ -215,7 +215,7 @@ def test_pick_file_hands_over_the_chosen_file(open_notebook: OpenNotebook, tmp_p
     card = ask(notebook, "device.pick_file", {"accept": ".csv"}, "Read your numbers", "f1")
     expect(card.locator(".lineup-prompt-risk").first).to_contain_text("system permission")
     with page.expect_file_chooser() as chooser:
-        armed(card).locator("button.lineup-allow").click()
+        decide(card.locator("button.lineup-allow"))
     chooser.value.set_files(str(chosen))
     expect(card).to_have_count(0)
     result = agent_results(notebook)["f1"]
@@ -232,7 +232,7 @@ def test_a_waiting_card_comes_back_after_a_page_reload(open_notebook: OpenNotebo
     notebook.reload()
     card = prompt(page, "re1")
     expect(card).to_be_visible()
-    armed(card).locator("button.lineup-allow").click()
+    decide(card.locator("button.lineup-allow"))
     expect(card).to_have_count(0)
     assert agent_results(notebook)["re1"]["status"] == "completed"
 
@@ -243,8 +243,10 @@ def test_remember_for_the_session_is_shown_and_revocable(open_notebook: OpenNote
     notebook = open_notebook([SETUP])
     page = notebook.page
     card = ask(notebook, "artifact.save", {"path": "m1.txt", "content": "1"}, "first", "m1")
-    card.locator(".lineup-prompt-remember input").check()
-    armed(card).locator("button.lineup-allow").click()
+    remember = card.locator(".lineup-prompt-remember")
+    decide(remember.locator("input"), remember)  # Remember is a decision too
+    expect(remember.locator("input")).to_be_checked()
+    decide(card.locator("button.lineup-allow"))
     expect(card).to_have_count(0)
     grant = page.locator(".lineup-consent-grant")
     expect(grant).to_contain_text("artifact.save")
@@ -337,78 +339,8 @@ def test_a_cell_awaits_the_call_while_the_user_decides(open_notebook: OpenNotebo
     card = prompt(page, "aw1")
     expect(card).to_be_visible()
     expect(page.locator(".jp-OutputArea-output", has_text="status=")).to_have_count(0)
-    armed(card).locator("button.lineup-allow").click()
+    decide(card.locator("button.lineup-allow"))
     expect(page.locator(".jp-OutputArea-output", has_text="status=completed")).to_be_visible()
-
-
-LURE = """\
-agent.open("lure", html="<button style='width: 100%; height: 500px'>Next step</button>")
-"""
-
-
-def test_a_card_that_appears_under_the_pointer_takes_no_click(
-    open_notebook: OpenNotebook, context: BrowserContext
-) -> None:
-    """Issue 13, C10: the agent asks for app.open_url just as the user clicks where its
-    surface's button was; the card appears under the pointer and takes the click. That click
-    decides nothing (the call still waits, no tab opens) and the card says why and what to do;
-    the same click once the card has stood still for CLICK_DELAY_MS allows it."""
-    url = "https://docs.example.org/lure"
-
-    def serve(route: Route) -> None:
-        route.fulfill(status=200, content_type="text/html", body="<title>docs</title>")
-
-    context.route("https://docs.example.org/**", serve)
-    try:
-        notebook = open_notebook([SETUP])
-        page = notebook.page
-        notebook.execute(LURE)
-        ask_now = "ask('app.open_url', {'url': %r}, 'Open the docs', %r)"
-        # Where Allow appears, from a first card (the user closes it from the keyboard).
-        notebook.execute(ask_now % (url, "measure"))
-        first = prompt(page, "measure")
-        allow = armed(first).locator("button.lineup-allow").bounding_box()
-        assert allow is not None
-        first.locator("button.lineup-dismiss").focus()
-        page.keyboard.press("Enter")
-        expect(first).to_have_count(0)
-        x, y = allow["x"] + allow["width"] / 2, allow["y"] + allow["height"] / 2
-        under = "([x, y, name]) => document.elementFromPoint(x, y)?.classList.contains(name)"
-        assert page.evaluate(under, [x, y, "lineup-shell"])  # the user aims at the surface
-        page.mouse.move(x, y)
-        pages = len(context.pages)
-
-        page.evaluate(
-            "() => addEventListener('mousedown', () => { window.__down = performance.now(); },"
-            " {capture: true, once: true})"
-        )
-        notebook.execute(ask_now % (url, "u2"))
-        shown = page.wait_for_function(
-            "() => document.querySelector('.lineup-prompt[data-call-id=\"u2\"]')"
-            " && performance.now()",
-            polling="raf",
-        ).json_value()
-        page.mouse.down()
-        page.mouse.up()
-        print(f"the click landed {page.evaluate('window.__down') - shown:.0f} ms after the card")
-        card = prompt(page, "u2")
-        assert page.evaluate(under, [x, y, "lineup-allow"])  # the click landed on Allow
-        expect(card.locator(".lineup-prompt-note")).to_contain_text("click again")
-        notebook.round_trip()
-        results = json.loads(notebook.execute("print(json.dumps(results))"))
-        assert "u2" not in results and len(context.pages) == pages
-        waiting = notebook.execute("print([c.call_id for c in host.pending_calls])")
-        assert waiting.strip() == "['u2']"
-
-        expect(card).to_have_attribute("data-armed", "")  # the control: the same click, later
-        with context.expect_page() as opened:
-            page.mouse.click(x, y)
-        opened.value.close()
-        expect(card).to_have_count(0)
-        results = json.loads(notebook.execute("print(json.dumps(results))"))
-        assert results["u2"]["status"] == "completed"
-    finally:
-        context.unroute("https://docs.example.org/**", serve)
 
 
 def arguments_of(card: Locator) -> Locator:
@@ -446,7 +378,7 @@ def test_the_card_shows_what_will_run(open_notebook: OpenNotebook) -> None:
     expect(card.locator(".lineup-prompt-warning")).to_contain_text("invisible or direction")
     content.locator("button.lineup-prompt-more").click()
     assert content.inner_text().count("A") == 112 * 1024
-    card.locator("button.lineup-dismiss").focus()
+    armed(card).locator("button.lineup-dismiss").focus()
     page.keyboard.press("Enter")
     expect(card).to_have_count(0)
 
@@ -456,7 +388,7 @@ def test_the_card_shows_what_will_run(open_notebook: OpenNotebook) -> None:
     expect(url.locator("strong.lineup-prompt-domain")).to_have_text("xn--ggle-55da.com")
     expect(url).to_contain_text("punycode")
     expect(url).not_to_contain_text("g\u043e\u043egle")
-    card.locator("button.lineup-dismiss").focus()
+    armed(card).locator("button.lineup-dismiss").focus()
     page.keyboard.press("Enter")
     expect(card).to_have_count(0)
 

@@ -22,7 +22,7 @@ import pytest
 from playwright.sync_api import BrowserContext, FrameLocator, Locator, Page, Route, expect
 
 from .canary import Canary
-from .conftest import OpenNotebook, Screenshot
+from .conftest import OpenNotebook, Screenshot, decide, settled
 from .jupyter import NotebookPage
 
 REPO = Path(__file__).resolve().parents[2]
@@ -71,10 +71,7 @@ def allow_card(page: Page, views: int = 1) -> None:
     it takes a click (js/prompts.js)."""
     prompt = page.locator(".lineup-host .lineup-consent .lineup-prompt")
     expect(prompt).to_have_count(views)
-    # In view first: a card that moves (scrolled to) takes no click until it stood still.
-    prompt.last.scroll_into_view_if_needed()
-    expect(prompt.last).to_have_attribute("data-armed", "")
-    prompt.last.locator("button.lineup-allow").click()
+    decide(prompt.last.locator("button.lineup-allow"))
     expect(prompt).to_have_count(0)
 
 
@@ -215,7 +212,7 @@ def test_display_modes_and_the_theme(open_notebook: OpenNotebook, canary: Canary
     # Deny on the grant card: the row goes, nothing is granted, the frame is the same.
     row = card(page).locator(".lineup-mcp-grant")
     expect(row).to_have_count(1)
-    row.locator("button.lineup-mcp-deny").click()
+    decide(row.locator("button.lineup-mcp-deny"))
     expect(row).to_have_count(0)
     notebook.round_trip()
     assert kernel_json(notebook, "app.spec()['granted']") == {
@@ -224,6 +221,12 @@ def test_display_modes_and_the_theme(open_notebook: OpenNotebook, canary: Canary
     }
     expect(line(page, "initialized")).to_have_count(1)
 
+    # Full screen takes a click the user meant for the app: its frame stood still, then the
+    # pointer came onto it (js/decision_input.js).
+    shell = page.locator(".lineup-mcp iframe.lineup-shell:not([hidden])")
+    settled(page)
+    expect(shell).to_have_attribute("data-armed", "")
+    page.mouse.move(1, 1)
     app_frame(page).locator("#full").click()
     expect(line(page, "mode")).to_have_text('mode ok {"mode":"fullscreen"}')
     expect(card(page)).to_have_attribute("data-mode", "fullscreen")
@@ -377,7 +380,7 @@ def test_egress_needs_the_users_grant(
         expect(refused).to_contain_text(f"connectDomains {canary.url}")
         assert arrived == [] and canary.total() == 0, canary.summary()
 
-        row.locator("button.lineup-mcp-allow").click()
+        decide(row.locator("button.lineup-mcp-allow"))
         expect(row).to_have_count(0)
         expect(line(page, "fetch egress")).to_have_text("fetch egress sent")
         expect(line(page, "initialized")).to_have_count(1)  # the new frame's own

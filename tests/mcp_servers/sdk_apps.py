@@ -11,7 +11,8 @@ and ``LINEUP_TEST_CANARY_UDP`` the port the hostile app aims WebRTC at.
 
 Tools: ``show_board`` (the board app; read-only), ``refresh`` (the app's only: visibility
 ``["app"]``, read-only, so a consent card asks), ``secret_plan`` (the model's only: an app
-must never call it), ``show_hostile`` (the hostile app), ``show_stuck`` (an app that loops), ``stall`` (never returns until the
+must never call it), ``show_hostile`` (the hostile app), ``show_stuck`` (an app that loops), ``show_grants``
+(the board declaring three more domains: a grant card of three rows), ``stall`` (never returns until the
 server goes: its app hears tool-cancelled).
 """
 
@@ -37,6 +38,9 @@ EGRESS = "https://egress.example"
 BOARD_URI = "ui://board/app.html"
 HOSTILE_URI = "ui://hostile/app.html"
 STUCK_URI = "ui://stuck/app.html"
+GRANTS_URI = "ui://grants/app.html"
+# Three https origins one app declares: its grant card has a row for each.
+GRANT_DOMAINS = ["https://one.example", "https://two.example", "https://three.example"]
 # An app that initializes, answers pings for a moment, then loops for ever (raw JSON-RPC).
 STUCK_HTML = """<!doctype html><html><body><p>stuck</p><script>
 const post = (message) => parent.postMessage(message, "*");
@@ -239,6 +243,10 @@ def build() -> MCPServer[Any]:
     def show_stuck() -> str:
         return "stuck"
 
+    @apps.tool(resource_uri=GRANTS_URI, title="Grants", description="The board, asking more")
+    def show_grants() -> dict[str, Any]:
+        return {"city": "Oslo", "temperature": 21}
+
     @apps.tool(resource_uri=BOARD_URI, title="Stalled board", description="Never returns")
     async def stall() -> str:
         await anyio.sleep_forever()
@@ -248,6 +256,7 @@ def build() -> MCPServer[Any]:
     apps.add_html_resource(BOARD_URI, board_html(), csp=csp)
     apps.add_html_resource(HOSTILE_URI, hostile_html(), csp=csp)
     apps.add_html_resource(STUCK_URI, STUCK_HTML)
+    apps.add_html_resource(GRANTS_URI, board_html(), csp=ResourceCsp(connect_domains=GRANT_DOMAINS))
     return MCPServer("sdkapps", version="1.0.0", extensions=[apps])
 
 
