@@ -150,16 +150,19 @@ def canary() -> Iterator[Canary]:
 
 @pytest.fixture
 def screenshot() -> Screenshot:
-    """``screenshot(locator, name)`` writes ``docs/images/<name>.png``, a picture for the
-    README cropped to that element, in the light theme, the mouse parked away from it. Tests
-    take it right after checking what the element shows, so the README's pictures stay true."""
+    """``screenshot(locator, name)`` takes ``<name>.png``, a picture for the README cropped to
+    that element, in the light theme, the mouse parked away from it. Tests take it right after
+    checking what the element shows, so the README's pictures can stay true: with
+    ``LINEUP_UPDATE_IMAGES=1`` it is written into docs/images/, else into the artifacts folder
+    (a test run leaves the checkout as it found it)."""
+    folder = IMAGES if os.environ.get("LINEUP_UPDATE_IMAGES") == "1" else ARTIFACTS / "images"
 
     def take(locator: Locator, name: str) -> Path:
         page = locator.page
         expect(page.locator("body")).to_have_attribute("data-jp-theme-light", "true")
         page.mouse.move(0, 0)  # no hover highlight
-        IMAGES.mkdir(parents=True, exist_ok=True)
-        path = IMAGES / f"{name}.png"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{name}.png"
         locator.screenshot(path=path, animations="disabled", caret="hide")
         return path
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from playwright.sync_api import Locator, expect
 
-from .conftest import OpenNotebook
+from .conftest import OpenNotebook, decide
 from .jupyter import NotebookPage
 
 SETUP = """\
@@ -43,11 +43,6 @@ def card_of(notebook: NotebookPage, agent: str) -> Locator:
     )
 
 
-def armed(card: Locator) -> Locator:
-    expect(card).to_have_attribute("data-armed", "")
-    return card
-
-
 def received(notebook: NotebookPage) -> dict[str, Any]:
     found: dict[str, Any] = json.loads(notebook.run_cell("print(json.dumps(results))"))
     return found
@@ -66,8 +61,9 @@ def test_h27_remember_on_alices_card_does_not_skip_bobs_and_says_its_scope(
     expect(scope).to_contain_text("artifact.save")
     expect(scope).to_contain_text("Another agent, or one taking this name later, is asked again")
     expect(scope.locator(".lineup-prompt-agent")).to_have_text("«alice»")  # the agent's style
-    alice.locator(".lineup-prompt-remember input").check()
-    armed(alice).locator("button.lineup-allow").click()
+    remember = alice.locator(".lineup-prompt-remember")
+    decide(remember.locator("input"), remember)  # Remember is a decision too
+    decide(alice.locator("button.lineup-allow"))
     expect(alice).to_have_count(0)
     grant = page.locator(".lineup-consent-grant")
     expect(grant).to_contain_text("artifact.save for Agent «alice» (the kernel)")
@@ -81,7 +77,7 @@ def test_h27_remember_on_alices_card_does_not_skip_bobs_and_says_its_scope(
     expect(bob).to_be_visible()  # 0 cards skipped
     expect(bob.locator(".lineup-prompt-scope")).to_contain_text("Agent «bob»")
     assert "bob/c1" not in received(notebook)  # 0 results of alice's
-    armed(bob).locator("button.lineup-deny").click()
+    decide(bob.locator("button.lineup-deny"))
     expect(bob).to_have_count(0)
     got = received(notebook)
     assert got["bob/c1"] == {"status": "rejected", "result": None}
@@ -98,8 +94,9 @@ def test_h27_remember_settles_that_agents_waiting_cards_and_no_one_elses(
     expect(cards(notebook)).to_have_count(4)
     newest = cards(notebook).nth(2)
     expect(newest.locator(".lineup-prompt-agent").first).to_have_text("«alice»")
-    newest.locator(".lineup-prompt-remember input").check()
-    armed(newest).locator("button.lineup-allow").click()
+    remember = newest.locator(".lineup-prompt-remember")
+    decide(remember.locator("input"), remember)
+    decide(newest.locator("button.lineup-allow"))
     expect(cards(notebook)).to_have_count(1)  # alice's three are answered, bob's waits
     expect(card_of(notebook, "bob")).to_be_visible()
     got = received(notebook)

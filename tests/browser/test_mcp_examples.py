@@ -22,7 +22,7 @@ from playwright.sync_api import FrameLocator, Locator, Page, expect
 from tests.mcp_servers.examples import EXAMPLES, OFFLINE, Example, sample_pdf
 
 from .canary import Canary
-from .conftest import OpenNotebook
+from .conftest import OpenNotebook, decide
 from .jupyter import NotebookPage, free_port
 
 NODE = shutil.which("node")
@@ -96,10 +96,8 @@ def prompts(page: Page) -> Locator:
 
 
 def allow(prompt: Locator) -> None:
-    """Allow a consent card, once it takes a click (js/prompts.js)."""
-    prompt.scroll_into_view_if_needed()
-    expect(prompt).to_have_attribute("data-armed", "")
-    prompt.locator("button.lineup-allow").click()
+    """Allow a consent card as a user would (js/decision_input.js)."""
+    decide(prompt.locator("button.lineup-allow"))
 
 
 def allow_until(page: Page, shown: Locator) -> int:

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.build
+
 REPO = Path(__file__).resolve().parents[2]
 BUNDLES = ("lineup.js", "appcenter.js", "inspector.js", "waiting.js")
 
