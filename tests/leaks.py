@@ -19,6 +19,9 @@ SETTLE_S = 10.0  # what was told to stop gets this long to go (a kernel takes a 
 # The package's two process-wide threads, each started once on first use and idle after: the
 # timers' heap and the loop that runs async handlers where no loop runs (runtime/_threads.py).
 PROCESS_WIDE = {"lineup-timers", "lineup-async-handlers"}
+# jupyter_core's run_sync (nbclient, jupyter_client) keeps one loop thread per process, named
+# "<caller's thread> - runner", stopped at exit: a library's, started once.
+LIBRARY_WIDE = " - runner"
 
 
 def _children() -> list[psutil.Process]:
@@ -36,7 +39,10 @@ def _threads(before: set[int]) -> list[threading.Thread]:
     return [
         t
         for t in threading.enumerate()
-        if t.ident not in before and t.is_alive() and t.name not in PROCESS_WIDE
+        if t.ident not in before
+        and t.is_alive()
+        and t.name not in PROCESS_WIDE
+        and not t.name.endswith(LIBRARY_WIDE)
     ]
 
 

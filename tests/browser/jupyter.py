@@ -358,10 +358,14 @@ class NotebookPage:
         """Run a JupyterLab command with this notebook current; return its result."""
         return self.page.evaluate(_COMMAND, [self.name, command, args or {}])
 
-    def reload(self) -> None:
-        """Save, reload the page, wait until the kernel is reconnected. A marker left in the old
-        page proves the page really was replaced (a blocked unload would leave it)."""
-        self.command("docmanager:save")
+    def reload(self, *, save: bool = True) -> None:
+        """Save (unless told not to), reload the page, wait until the kernel is reconnected. A
+        marker left in the old page proves the page really was replaced (a blocked unload would
+        leave it). ``save=False`` after the kernel was shut down: a save then would write the
+        notebook again as the page sees it once it noticed the kernel gone (without its
+        widgets' state, on a loaded machine)."""
+        if save:
+            self.command("docmanager:save")
         self.page.evaluate("() => { window.__lineupBeforeReload = true; }")
         self.page.reload()
         self.page.wait_for_function("() => !window.__lineupBeforeReload")

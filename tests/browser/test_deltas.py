@@ -124,7 +124,7 @@ def test_a_saved_notebook_reopened_without_its_kernel_shows_the_last_changes(
 
         notebook.command("docmanager:save")
         jupyter.shutdown_kernels()
-        notebook.reload()
+        notebook.reload(save=False)
 
         expect(page.locator(".lineup-host .lineup-status")).to_contain_text("Disconnected")
         expect(surface(page, "chart.01").locator("#v")).to_have_text("cursor 7 100")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
-from .conftest import OpenNotebook
+from .conftest import OpenNotebook, decide
 from .test_components import component
 from .test_surfaces import surface
 
@@ -63,8 +63,8 @@ def test_an_async_handler_asks_the_user_and_goes_on(open_notebook: OpenNotebook)
     surface(page, "demo.1").locator("#ask").click()
     question = component(page, "q.colour")
     expect(question).to_contain_text("Which colour?")
-    question.get_by_label("blue").check()
-    question.get_by_role("button", name="Submit").click()
+    decide(question.get_by_label("blue"), question.locator("label", has_text="blue"))
+    decide(question.get_by_role("button", name="Submit"))
     expect(component(page, "said")).to_contain_text("You chose blue")
     expect(page.locator(".lineup-host .lineup-handler-problem")).to_have_count(0)
 

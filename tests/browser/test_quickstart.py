@@ -17,7 +17,7 @@ from typing import Any
 import nbformat
 from playwright.sync_api import Page, expect
 
-from .conftest import Screenshot
+from .conftest import Screenshot, decide
 from .jupyter import JupyterServer, NotebookPage
 from .test_surfaces import card, surface
 
@@ -112,7 +112,7 @@ def test_the_quickstart_runs_in_jupyterlab_with_its_surface_clicked(
     assert not artifacts.is_relative_to(jupyter.root)
     saved = artifacts / "quickstart" / "note.txt"
     assert not saved.exists()
-    prompt.locator("button.lineup-allow").click()
+    decide(prompt.locator("button.lineup-allow"))
     expect(prompt).to_have_count(0)
     expect(page.locator(".lineup-consent-recent")).to_contain_text("completed")
     assert saved.read_text() == "Shanghai 28°C"
@@ -128,8 +128,8 @@ def test_the_quickstart_runs_in_jupyterlab_with_its_surface_clicked(
     question = components.locator(".lineup-kind-choice")
     expect(question.locator("legend")).to_have_text("Which city next?")
     screenshot(components, "components")
-    question.get_by_label("Beijing").check()
-    question.get_by_role("button", name="Submit").click()
+    decide(question.get_by_label("Beijing"), question.locator("label", has_text="Beijing"))
+    decide(question.get_by_role("button", name="Submit"))
     expect(question.locator(".lineup-outcome")).to_have_text("Answered: Beijing")
     assert notebook.run_cells(say + 1, answer + 1)[-1] == "'bj'"  # the pick, not the cell's 'hz'
 

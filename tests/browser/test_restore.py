@@ -55,7 +55,7 @@ def test_a_notebook_reopened_without_its_kernel_says_so_and_stays_read_only(
 
         notebook.command("docmanager:save")
         jupyter.shutdown_kernels()  # the kernel that held the host is gone
-        notebook.reload()  # JupyterLab starts a new kernel, which knows no host
+        notebook.reload(save=False)  # JupyterLab starts a new kernel, which knows no host
 
         status = page.locator(".lineup-host .lineup-status")
         expect(status).to_have_text(

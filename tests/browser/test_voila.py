@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
+from .conftest import decide
 from .jupyter import free_port, write_notebook
-from .test_consent import armed
 
 DEMO = """\
 import tempfile
@@ -111,9 +111,9 @@ def test_a_surface_its_click_a_question_and_a_consent_work_under_voila(
     frame.locator("#go").click()  # U8: the viewer's click reaches the kernel's handler
     expect(frame.locator("#n")).to_have_text("1")
     question = page.locator('.lineup-host .lineup-component[data-component-id="ask"]')
-    question.get_by_label("yes").check()
-    question.get_by_role("button", name="Submit").click()  # H14
+    decide(question.get_by_label("yes"), question.locator("label", has_text="yes"))
+    decide(question.get_by_role("button", name="Submit"))  # H14
     consent = page.locator('.lineup-host .lineup-prompt[data-call-id="rec"]')
-    armed(consent).locator("button.lineup-allow").click()  # C10: nothing ran before Allow
+    decide(consent.locator("button.lineup-allow"))  # C10: nothing ran before Allow
     said = page.locator('.lineup-host .lineup-component[data-component-id="said"]')
     expect(said).to_contain_text("Recorded: completed")

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
-from .conftest import OpenNotebook
-from .test_consent import armed
+from .conftest import OpenNotebook, decide
 
 SETUP = """\
 import tempfile
@@ -43,7 +42,7 @@ def test_an_awaited_call_points_to_its_card_and_says_how_it_ended(
     expect(card).not_to_be_in_viewport()
     line.get_by_role("button", name="Show").click()
     expect(card).to_be_in_viewport()
-    armed(card).locator("button.lineup-allow").click()
+    decide(card.locator("button.lineup-allow"))
     expect(line).to_contain_text("artifact.save ('save the report'): completed")
     expect(line.get_by_role("button", name="Show")).to_be_hidden()
     expect(page.locator(".jp-OutputArea-output", has_text="status=completed")).to_be_visible()
@@ -63,8 +62,8 @@ def test_an_awaited_question_points_to_it_and_shows_the_answer(
     expect(question).not_to_be_in_viewport()
     line.get_by_role("button", name="Show").click()
     expect(question).to_be_in_viewport()
-    question.get_by_label("F").check()
-    question.get_by_role("button", name="Submit").click()
+    decide(question.get_by_label("F"), question.locator("label", has_text="F"))
+    decide(question.get_by_role("button", name="Submit"))
     expect(line).to_contain_text("answered: 'F'")
     expect(page.locator(".jp-OutputArea-output", has_text="unit=F")).to_be_visible()
 
