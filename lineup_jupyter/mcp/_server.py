@@ -768,15 +768,7 @@ class McpServer:
             size = len(dumps(found))
             with self._lock:
                 reads.done(_clock(), size)
-            if size > self.max_html_bytes:  # it would cross the comm to the page whole
-                self._error(
-                    app,
-                    request_id,
-                    REFUSED,
-                    f"{uri[:200]!r} is {size} bytes as JSON, {over(self.max_html_bytes)}",
-                )
-                return
-            self._apps.respond(app.app_id, request_id, result=found)
+            self._respond_within(app, request_id, found, size, f"{uri[:200]!r}")
 
         self._when_done(future, done, "answering an MCP app's resources/read")
 
@@ -796,18 +788,20 @@ class McpServer:
             found = future.result().model_dump(by_alias=True, exclude_none=True, mode="json")
             found.pop("resultType", None)
             self._record("from_server", "response", found, app.app_id)
-            size = len(dumps(found))
-            if size > self.max_html_bytes:  # it would cross the comm to the page whole
-                self._error(
-                    app,
-                    request_id,
-                    REFUSED,
-                    f"resources/list is {size} bytes as JSON, {over(self.max_html_bytes)}",
-                )
-                return
-            self._apps.respond(app.app_id, request_id, result=found)
+            self._respond_within(app, request_id, found, len(dumps(found)), "resources/list")
 
         self._when_done(future, done, "answering an MCP app's resources/list")
+
+    def _respond_within(
+        self, app: McpApp, request_id: Any, found: dict[str, Any], size: int, what: str
+    ) -> None:
+        """Answer an app's read or listing, or refuse one past max_html_bytes: it would cross
+        the comm to the page whole."""
+        if size > self.max_html_bytes:
+            message = f"{what} is {size} bytes as JSON, {over(self.max_html_bytes)}"
+            self._error(app, request_id, REFUSED, message)
+            return
+        self._apps.respond(app.app_id, request_id, result=found)
 
     def app_closed(self, app: McpApp) -> None:
         """Its card closed: requests still owed an answer are dropped (nobody to tell)."""
