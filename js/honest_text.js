@@ -8,10 +8,8 @@
 // - A URL is parsed as the browser parses it (the WHATWG parser: `new URL`), and its host is
 //   shown as the parser gives it: in punycode (`xn--...`) when it is not plain ASCII, so a
 //   Cyrillic `о` cannot pass for a Latin `o`. The registrable domain (who owns the host) is
-//   marked out: the last two labels, or three when the last two are a known multi-part public
-//   suffix (a short list, not the Public Suffix List: `docs.example.co.uk` gives
-//   `example.co.uk`, a rarer suffix gives one label less than the truth, never a wrong owner
-//   for .com, .org, country codes and the common second levels).
+//   marked out as the kernel says (protocol/_owners.py, by the Public Suffix List: the
+//   card's `owners`); a host the kernel named no owner for is marked whole, never guessed.
 
 /** Characters that are shown as their code point wherever they are. */
 // biome-ignore lint/suspicious/noMisleadingCharacterClass: U+034F (combining grapheme joiner) is one of the invisible characters matched alone, on purpose
@@ -45,103 +43,14 @@ export function hasHidden(text, options = {}) {
 }
 
 /**
- * Public suffixes of two labels under which people register names (a short list, see above).
- */
-export const MULTI_PART_SUFFIXES = new Set([
-  "co.uk",
-  "org.uk",
-  "ac.uk",
-  "gov.uk",
-  "me.uk",
-  "ltd.uk",
-  "plc.uk",
-  "net.uk",
-  "com.au",
-  "net.au",
-  "org.au",
-  "edu.au",
-  "gov.au",
-  "co.nz",
-  "org.nz",
-  "govt.nz",
-  "ac.nz",
-  "co.jp",
-  "ne.jp",
-  "or.jp",
-  "ac.jp",
-  "go.jp",
-  "co.kr",
-  "or.kr",
-  "ac.kr",
-  "com.br",
-  "net.br",
-  "org.br",
-  "gov.br",
-  "com.cn",
-  "net.cn",
-  "org.cn",
-  "gov.cn",
-  "edu.cn",
-  "com.tw",
-  "org.tw",
-  "com.hk",
-  "org.hk",
-  "com.sg",
-  "edu.sg",
-  "gov.sg",
-  "co.in",
-  "net.in",
-  "org.in",
-  "gov.in",
-  "ac.in",
-  "co.za",
-  "org.za",
-  "gov.za",
-  "com.mx",
-  "org.mx",
-  "gob.mx",
-  "com.ar",
-  "com.tr",
-  "gov.tr",
-  "com.ua",
-  "co.il",
-  "org.il",
-  "ac.il",
-  "co.id",
-  "or.id",
-  "ac.id",
-  "co.th",
-  "ac.th",
-  "com.my",
-  "com.ph",
-  "com.vn",
-  "com.pk",
-  "com.eg",
-  "com.sa",
-  "com.ng",
-  "github.io",
-  "gitlab.io",
-  "herokuapp.com",
-  "appspot.com",
-  "blogspot.com",
-  "pages.dev",
-  "netlify.app",
-  "vercel.app",
-  "azurewebsites.net",
-  "cloudfront.net",
-]);
-
-/**
- * Who owns a host name: its registrable domain, by the heuristic above. An IP address (or a
- * single label) is its own owner.
+ * Who owns a host name, as the kernel said (`owners`: host -> registrable domain). An owner
+ * that is not the host or a parent of it is ignored: the whole host is shown then.
  * @param {string} hostname as `new URL().hostname` gives it (lower case, punycode)
+ * @param {Record<string, string>} owners
  */
-export function registrableDomain(hostname) {
-  if (hostname.startsWith("[") || /^\d+(\.\d+){3}$/.test(hostname)) return hostname;
-  const labels = hostname.replace(/\.$/, "").split(".");
-  if (labels.length <= 2) return labels.join(".");
-  const lastTwo = labels.slice(-2).join(".");
-  return labels.slice(MULTI_PART_SUFFIXES.has(lastTwo) ? -3 : -2).join(".");
+export function ownerOf(hostname, owners) {
+  const owner = Object.hasOwn(owners, hostname) ? owners[hostname] : undefined;
+  return owner && (owner === hostname || hostname.endsWith(`.${owner}`)) ? owner : hostname;
 }
 
 /**
@@ -149,10 +58,11 @@ export function registrableDomain(hostname) {
  * domain (scheme, subdomains), the registrable domain itself, and the rest (port, path,
  * query, fragment). Each part is already `visible`. `null` when the browser cannot parse it.
  * @param {string} text
+ * @param {Record<string, string>} owners the card's, from the kernel (`ownerOf`)
  * @returns {{ before: string, domain: string, after: string, href: string,
  *   punycode: boolean } | null}
  */
-export function describeUrl(text) {
+export function describeUrl(text, owners) {
   /** @type {URL} */
   let url;
   try {
@@ -161,7 +71,7 @@ export function describeUrl(text) {
     return null;
   }
   const host = url.hostname;
-  const domain = registrableDomain(host);
+  const domain = ownerOf(host, owners);
   const subdomains = host.slice(0, host.length - domain.length);
   const credentials = url.username || url.password ? `${url.username}${url.password ? `:${url.password}` : ""}@` : "";
   const port = url.port ? `:${url.port}` : "";

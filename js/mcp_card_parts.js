@@ -75,7 +75,10 @@ export function grantCard(spec, denied, answer) {
     const row = element("div", "lineup-mcp-grant");
     row.dataset.directive = directive;
     row.dataset.domain = domain;
-    row.append(element("span", "lineup-mcp-grant-what", `Let it ${GRANT_WORDS[directive]} `), domainText(domain));
+    row.append(
+      element("span", "lineup-mcp-grant-what", `Let it ${GRANT_WORDS[directive]} `),
+      domainText(domain, spec.owners ?? {}),
+    );
     const allow = button(`lineup-mcp-allow ${ACCEPT}`, "Allow");
     const deny = button(`lineup-mcp-deny ${REJECT}`, "Deny");
     const click = (/** @type {boolean} */ yes) => {
@@ -126,21 +129,22 @@ export function noteLine(text) {
 }
 
 /**
- * A declared domain as the user should read it: the registrable domain marked out, punycode
- * for a host that is not plain ASCII (honest_text.js describeUrl).
- * @param {string} domain
+ * A declared domain as the user should read it: exactly as declared (a wildcard stays `*.`),
+ * its owner marked out as the kernel named it (protocol/_owners.py), punycode for a host that
+ * is not plain ASCII (honest_text.js describeUrl).
+ * @param {string} domain @param {Record<string, string>} owners
  */
-function domainText(domain) {
+function domainText(domain, owners) {
   const holder = element("span", "lineup-mcp-domain");
-  const url = describeUrl(domain.replace("://*.", "://wildcard."));
+  const wildcard = domain.includes("://*.");
+  const url = describeUrl(wildcard ? domain.replace("://*.", "://") : domain, owners);
   if (!url) {
     holder.textContent = clip(visible(domain), 200).shown;
     return holder;
   }
-  const wildcard = domain.includes("://*.");
-  const before = wildcard ? url.before.replace("wildcard.", "*.") : url.before;
+  const before = wildcard ? url.before.replace("://", "://*.") : url.before;
   holder.append(before, element("strong", "", url.domain), url.after === "/" ? "" : url.after);
-  if (wildcard) holder.append(" (and every subdomain)");
+  if (wildcard) holder.append(` (every host under ${url.domain})`);
   if (url.punycode) holder.append(" (an international name, shown as the browser reads it)");
   return holder;
 }

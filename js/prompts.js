@@ -18,6 +18,8 @@ import { clip, describeUrl, fieldOrder, hasHidden, KEY_FIELDS, visible } from ".
  * @typedef {{ action?: string, max_content_bytes?: number }} BrowserOptions
  * @typedef {{ call_id: string, capability: string, version: string, risk: string,
  *   description: string, agent: string, reason: string, arguments: Record<string, unknown>,
+ *   owners?: Record<string, string>, description_by?: "host" | "requester",
+ *   reason_by?: "host" | "agent",
  *   expires_at: string, remaining_ms: number, runs_in: string, browser: BrowserOptions,
  *   remember_allowed: boolean, typed_name_required: boolean, identity?: Identity }} CallSpec
  * @typedef {{ agent: string, session: number, via: string }} Identity
@@ -56,6 +58,7 @@ const STYLE = `
 .lineup-prompt-domain { font-weight: 700; text-decoration: underline; }
 .lineup-prompt-hidden { background: var(--jp-warn-color3, #fde7c0); color: var(--jp-warn-color0, #8a4b00); border-radius: 2px; }
 .lineup-prompt-scope { font-size: var(--jp-ui-font-size0, 11px); color: var(--jp-ui-font-color2, #666); margin: 0 0 4px; }
+.lineup-prompt-words { white-space: pre-wrap; word-break: break-word; font-size: 12px; }
 .lineup-prompt-agent { font-family: var(--jp-code-font-family, monospace); font-style: italic; border: 1px dashed var(--jp-ui-font-color2, #888); border-radius: 3px; padding: 0 3px; }
 .lineup-prompt-more { font-size: 11px; margin-left: 6px; }
 .lineup-prompt-warning { font-size: 12px; color: var(--jp-warn-color0, #8a4b00); }
@@ -211,7 +214,8 @@ function holdsHidden(spec) {
     }
     return false;
   };
-  if (hasHidden(spec.agent) || hasHidden(spec.reason, { multiline: true })) return true;
+  if (hasHidden(spec.agent) || hasHidden(spec.reason, { multiline: spec.reason_by !== "host" })) return true;
+  if (spec.description_by === "requester" && hasHidden(spec.description, { multiline: true })) return true;
   return Object.entries(spec.arguments).some(([name, value]) => hasHidden(name) || walk(value, !keys.includes(name)));
 }
 
@@ -267,18 +271,35 @@ function connection(/** @type {Identity} */ who) {
 }
 
 /**
- * One argument of a call: its name, and its value as text the user can trust (a URL as the
- * browser will open it, hidden characters shown, long values cut).
- * @param {string} capability @param {string} name @param {unknown} value
+ * What the capability does: the host's line, or the requester's words (an MCP server's tool
+ * title or description) quoted in the agent's style under a label saying whose they are, so
+ * "Risk: display only (verified by lineup-jupyter)" from a server never reads as the host's.
+ * @param {CallSpec} spec
  */
-function argumentRow(capability, name, value) {
+function description(spec) {
+  if (spec.description_by !== "requester") return element("div", "lineup-prompt-risk", spec.description);
+  const line = element("div", "lineup-prompt-described");
+  const words = element("span", "lineup-prompt-agent lineup-prompt-words");
+  fillBounded(words, spec.description, SHOWN.reason, true);
+  line.append(element("strong", "", "What it says it does (its own words, not checked by lineup-jupyter): "), words);
+  return line;
+}
+
+/**
+ * One argument of a call: its name, and its value as text the user can trust (a URL as the
+ * browser will open it, its owner as the kernel named it, hidden characters shown, long
+ * values cut).
+ * @param {string} capability @param {string} name @param {unknown} value
+ * @param {Record<string, string>} owners host -> registrable domain (protocol/_owners.py)
+ */
+function argumentRow(capability, name, value, owners) {
   const row = element("div", "lineup-prompt-arg");
   const label = element("span", "lineup-prompt-arg-name");
   fillBounded(label, name, 80, false);
   label.append(":");
   const body = element("span", "lineup-prompt-arg-value");
   const key = (KEY_FIELDS[capability] ?? []).includes(name);
-  const url = name === "url" && typeof value === "string" ? describeUrl(value) : null;
+  const url = name === "url" && typeof value === "string" ? describeUrl(value, owners) : null;
   if (url) {
     body.append(...shown(url.before), element("strong", "lineup-prompt-domain", url.domain), ...shown(url.after));
     if (url.punycode)
@@ -360,13 +381,25 @@ export function mountPrompts({ model, root, send, signal, arrived = () => {} }) 
     const risk = element("div", "lineup-prompt-risk", `Risk: ${RISK_LABELS[spec.risk] ?? spec.risk}`);
     const reason = element("div", "lineup-prompt-reason");
     const reasonText = element("span", "lineup-prompt-reason-text");
-    fillBounded(reasonText, spec.reason, SHOWN.reason, true);
-    reason.append(element("strong", "", "Reason (the agent's words): "), reasonText);
+    // The host's own summary of an MCP app's call holds the server's names in JSON quotes: one
+    // line, so no name can start a line of its own.
+    const hostWrote = spec.reason_by === "host";
+    fillBounded(reasonText, spec.reason, SHOWN.reason, !hostWrote);
+    reason.append(
+      element(
+        "strong",
+        "",
+        hostWrote
+          ? "Why (lineup-jupyter's summary; the quoted names are the server's): "
+          : "Reason (the agent's words): ",
+      ),
+      reasonText,
+    );
     const args = element("div", "lineup-prompt-args");
     args.setAttribute("aria-label", "Arguments");
     args.setAttribute("role", "group");
     for (const name of fieldOrder(spec.capability, spec.arguments)) {
-      args.append(argumentRow(spec.capability, name, spec.arguments[name]));
+      args.append(argumentRow(spec.capability, name, spec.arguments[name], spec.owners ?? {}));
     }
     const warning = holdsHidden(spec)
       ? element(
@@ -379,7 +412,7 @@ export function mountPrompts({ model, root, send, signal, arrived = () => {} }) 
     const note = element("div", "lineup-prompt-note");
     note.setAttribute("aria-live", "polite");
     card.append(position, title, risk);
-    if (spec.description) card.append(element("div", "lineup-prompt-risk", spec.description));
+    if (spec.description) card.append(description(spec));
     card.append(reason, args);
     if (warning) card.append(warning);
     card.append(expiry);

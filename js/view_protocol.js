@@ -313,6 +313,7 @@
  * @property {McpCsp} csp
  * @property {McpCsp} granted
  * @property {McpRefusedCsp[]} refused_csp
+ * @property {Record<string, string>} owners
  * @property {boolean | null} prefers_border
  * @property {Record<string, any>} arguments
  * @property {Record<string, any> | null} result

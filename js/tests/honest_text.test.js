@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { clip, describeUrl, fieldOrder, hasHidden, registrableDomain, visible } from "../honest_text.js";
+import { clip, describeUrl, fieldOrder, hasHidden, ownerOf, visible } from "../honest_text.js";
 
 test("bidi controls are shown as their code point, so a path reads as it runs", () => {
   assert.equal(visible("reports/summary\u202Efdp.exe"), "reports/summary⟨U+202E⟩fdp.exe");
@@ -45,37 +45,46 @@ test("plain text, accents and emoji are left alone", () => {
 });
 
 test("a homoglyph host is shown in punycode, as the browser sends it", () => {
-  const url = describeUrl("https://g\u043E\u043Egle.com/");
+  const url = describeUrl("https://g\u043E\u043Egle.com/", {});
   assert.ok(url);
   assert.equal(url.domain, "xn--ggle-55da.com");
   assert.equal(url.before, "https://");
   assert.equal(url.after, "/");
   assert.equal(url.punycode, true);
   assert.equal(url.href, "https://xn--ggle-55da.com/");
-  assert.equal(describeUrl("https://google.com/")?.punycode, false);
+  assert.equal(describeUrl("https://google.com/", {})?.punycode, false);
 });
 
-test("the registrable domain is split out of the host", () => {
-  const url = describeUrl("https://accounts.google.com.evil.example/login?next=%2F#x");
+test("the owner the kernel named is split out of the host (protocol/_owners.py)", () => {
+  const url = describeUrl("https://accounts.google.com.evil.example/login?next=%2F#x", {
+    "accounts.google.com.evil.example": "evil.example",
+  });
   assert.ok(url);
   assert.deepEqual(
     [url.before, url.domain, url.after],
     ["https://accounts.google.com.", "evil.example", "/login?next=%2F#x"],
   );
-  assert.equal(registrableDomain("docs.example.co.uk"), "example.co.uk");
-  assert.equal(registrableDomain("a.b.example.com"), "example.com");
-  assert.equal(registrableDomain("user.github.io"), "user.github.io");
-  assert.equal(registrableDomain("127.0.0.1"), "127.0.0.1");
-  assert.equal(registrableDomain("[::1]"), "[::1]");
-  assert.equal(registrableDomain("localhost"), "localhost");
-  assert.equal(describeUrl("https://x.example:8443/p")?.after, ":8443/p");
+  assert.equal(
+    ownerOf("evil-corp.s3.amazonaws.com", { "evil-corp.s3.amazonaws.com": "evil-corp.s3.amazonaws.com" }),
+    "evil-corp.s3.amazonaws.com",
+  );
+  assert.equal(describeUrl("https://x.example:8443/p", { "x.example": "x.example" })?.after, ":8443/p");
+});
+
+test("a host with no owner from the kernel, or a claimed owner that is not a parent, is shown whole", () => {
+  assert.equal(ownerOf("evil-corp.s3.amazonaws.com", {}), "evil-corp.s3.amazonaws.com");
+  assert.equal(ownerOf("evil.example", { "evil.example": "google.com" }), "evil.example");
+  assert.equal(ownerOf("xevil.example", { "xevil.example": "evil.example" }), "xevil.example");
+  assert.equal(ownerOf("__proto__", {}), "__proto__");
+  const url = describeUrl("https://a.b.example.com/", {});
+  assert.deepEqual([url?.before, url?.domain], ["https://", "a.b.example.com"]);
 });
 
 test("what the parser changes is what is shown: encoded path, lower-case host, no hidden text", () => {
-  const url = describeUrl("HTTPS://Docs.Example.ORG/a b?q=\u200B");
+  const url = describeUrl("HTTPS://Docs.Example.ORG/a b?q=\u200B", {});
   assert.ok(url);
   assert.equal(url.before + url.domain + url.after, "https://docs.example.org/a%20b?q=%E2%80%8B");
-  assert.equal(describeUrl("not a url"), null);
+  assert.equal(describeUrl("not a url", {}), null);
 });
 
 test("long strings are cut at a code point, with the count left out", () => {

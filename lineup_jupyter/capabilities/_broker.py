@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from ..core._identity import Identity
+from ..core._identity import Identity, host_bound
 from ..core._ports import HostPort, Send
 from ..core._schemas import first_problem
 from ..protocol import AppCall, rules
@@ -38,6 +38,7 @@ from ..protocol._envelopes import stamp, utc_now
 from ..protocol._errors import CapabilityError, ProtocolError, UsageError
 from ..protocol._json import check_value, dumps, loads, member_path
 from ..protocol._models import AppCallPayload
+from ..protocol._owners import owners_of
 from ..runtime._threads import Timer, call_later
 from ._audit import Audit, digest
 from ._capabilities import Capabilities, Capability, Policy
@@ -87,9 +88,14 @@ class PendingCall:
             "version": capability.version,
             "risk": capability.risk,
             "description": capability.description,
+            "description_by": capability.described_by,
             "agent": self.agent,
             "reason": self.reason,
+            # An id in a reserved namespace is bound by the host alone (H28): its reason is
+            # the host's summary (an MCP app's call), not an agent's words.
+            "reason_by": "host" if host_bound(self.identity.agent_id) else "agent",
             "arguments": self.arguments,
+            "owners": owners_of(self.arguments.values()),
             "expires_at": stamp(self.expires_at),
             "remaining_ms": max(0, int((self.expires_at - now).total_seconds() * 1000)),
             "runs_in": capability.runs_in,

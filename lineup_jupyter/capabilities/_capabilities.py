@@ -47,6 +47,10 @@ class Capability:
     handler: Handler | None = None
     browser_check: BrowserCheck | None = None
     description: str = ""
+    # Who wrote the description: the host (built-ins, the notebook's own ``host.capability``)
+    # or the requester (an MCP server's tool title or description). A card shows a requester's
+    # words as theirs, never in the host's own lines (issue 22 §2).
+    described_by: Literal["host", "requester"] = "host"
     browser_options: dict[str, Any] = field(default_factory=dict)  # what the view needs to run it
     # The only agents that may call it (an MCP server's tools: its own agent), None for all.
     # Another agent's call is unsupported (C3), and it is in no inventory or app.list.

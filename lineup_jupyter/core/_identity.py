@@ -33,7 +33,7 @@ from typing import Final
 
 from ..protocol._errors import ProtocolError
 
-__all__ = ["KERNEL", "NOBODY", "Identities", "Identity", "reserved_why"]
+__all__ = ["KERNEL", "NOBODY", "Identities", "Identity", "host_bound", "reserved_why"]
 
 MCP_NAMESPACE: Final = "mcp"
 
@@ -70,9 +70,14 @@ class Identity:
 NOBODY: Final = Identity("", -1, None, "a sender the host could not name")
 
 
+def host_bound(agent_id: str) -> bool:
+    """Whether only the host binds ``agent_id`` for a session of its own (an MCP server's)."""
+    return agent_id == MCP_NAMESPACE or agent_id.startswith(MCP_NAMESPACE + ".")
+
+
 def reserved_why(agent_id: str, client_id: str) -> str | None:
     """Why ``agent_id`` is the host's (H28), or None when any agent may claim it."""
-    if agent_id == MCP_NAMESPACE or agent_id.startswith(MCP_NAMESPACE + "."):
+    if host_bound(agent_id):
         return "ids mcp and mcp.* name the MCP servers this host connects (host.connect_mcp)"
     if agent_id == client_id:
         return "it is this host's own client id, the sender of everything the host says"

@@ -351,6 +351,7 @@ class McpAppSpec(TypedDict):
     csp: McpCsp
     granted: McpCsp
     refused_csp: list[McpRefusedCsp]
+    owners: dict[str, str]  # host -> its registrable domain (protocol/_owners.py)
     prefers_border: bool | None
     arguments: JSONObject
     result: JSONObject | None  # the CallToolResult, as JSON

@@ -124,6 +124,7 @@ class McpApp:
             "csp": {name: list(resource.csp[name]) for name in GRANTABLE},
             "granted": self._registry.granted(self),
             "refused_csp": [dict(item) for item in resource.refused_csp],
+            "owners": dict(resource.owners),
             "prefers_border": resource.prefers_border,
             "arguments": self.arguments,
             "result": self.result,

@@ -7,7 +7,10 @@ by default, ``connect_mcp(max_html_bytes=...)``); anything else is refused with 
 Its ``_meta.ui.csp`` is read here: ``connectDomains`` and ``resourceDomains`` are kept (each
 an https or wss origin, else refused: a domain goes into a CSP, where a space or a ``;``
 would add a directive), ``frameDomains`` and ``baseUriDomains`` and every ``permissions``
-entry are refused with the reason (docs/mcp-apps.md).
+entry are refused with the reason (docs/mcp-apps.md). A wildcard is kept only over a
+registrable domain: ``https://*.com``, ``https://*.github.io`` or ``https://*.s3.amazonaws.com``
+would let the app reach sites anyone registers there, and are refused (the Public Suffix List,
+protocol/_owners.py). The owner of each kept domain goes to the card with it.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import binascii
 import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from ..protocol._owners import is_public_suffix, owner, url_host
 
 __all__ = [
     "APP_MIME_TYPE",
@@ -58,6 +63,9 @@ class AppResource:
     html: str
     csp: dict[str, list[str]]  # connectDomains, resourceDomains: as declared and accepted
     refused_csp: list[dict[str, str]] = field(default_factory=list)
+    # The registrable domain of each kept domain's host (a wildcard's: of its base), keyed by
+    # the host as the browser spells it: what the card marks as who is behind it.
+    owners: dict[str, str] = field(default_factory=dict)
     prefers_border: bool | None = None
 
 
@@ -97,7 +105,9 @@ def app_resource(uri: str, read: dict[str, Any], max_bytes: int = MAX_HTML_BYTES
                 }
             )
     border = ui.get("prefersBorder")
-    return AppResource(uri, html, csp, refused, border if isinstance(border, bool) else None)
+    return AppResource(
+        uri, html, csp, refused, _owners(csp), border if isinstance(border, bool) else None
+    )
 
 
 def over(max_bytes: int) -> str:
@@ -157,6 +167,34 @@ def _csp(declared: Any) -> tuple[dict[str, list[str]], list[dict[str, str]]]:
                         "reason": "not an https:// or wss:// origin (scheme, host, port)",
                     }
                 )
+            elif (wide := _public_wildcard(domain.lower())) is not None:
+                refused.append(
+                    {
+                        "directive": directive,
+                        "domain": shown,
+                        "reason": f"a wildcard over the public suffix {wide}: it covers every "
+                        "site anyone registers there, so it is never granted",
+                    }
+                )
             elif domain.lower() not in csp[directive]:
                 csp[directive].append(domain.lower())
     return csp, refused
+
+
+def _public_wildcard(origin: str) -> str | None:
+    """The public suffix a wildcard origin (``https://*.co.uk``) spans, or None."""
+    host = url_host(origin.replace("://*.", "://", 1))
+    if "://*." not in origin or host is None:
+        return None
+    return host if is_public_suffix(host) else None
+
+
+def _owners(csp: dict[str, list[str]]) -> dict[str, str]:
+    owners: dict[str, str] = {}
+    for domains in csp.values():
+        for domain in domains:
+            host = url_host(domain.replace("://*.", "://", 1))
+            found = None if host is None else owner(host)
+            if host is not None and found is not None:
+                owners[host] = found
+    return owners

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import json
 import re
 import secrets
 import threading
@@ -295,6 +296,7 @@ class McpServer:
                         input_schema=schema if isinstance(schema, dict) else {"type": "object"},
                         handler=self._handler(tool),
                         description=(shown if isinstance(shown, str) else tool)[:500],
+                        described_by="requester",
                         callers=frozenset({self.agent_id}),
                     )
                 )
@@ -615,9 +617,7 @@ class McpServer:
         # A tool apps may not call is asked for under the name it would have: the broker
         # answers unsupported (C3), on record, like any undeclared capability.
         capability = tool.capability or f"{self.capability_prefix}{fit_name(name)}"
-        self._app_call(
-            app, request_id, capability, arguments, f"the app {app.title!r} calls {name!r}", tool
-        )
+        self._app_call(app, request_id, capability, arguments, _summary(app.title, name), tool)
 
     def _app_call(
         self,
@@ -825,6 +825,14 @@ class McpServer:
             + (f", problem={self.problem!r}" if self.status == "ended" else "")
             + ")"
         )
+
+
+def _summary(title: str, tool: str) -> str:
+    """An app call's reason, as the host writes it: the server's names in JSON quotes, so a
+    title holding a quote, a line break or "Risk: ..." stays one quoted name on the card
+    (which says the summary is the host's and the quoted names the server's, issue 22 §2)."""
+    quoted = [json.dumps(name, ensure_ascii=False) for name in (title, tool)]
+    return f"the app {quoted[0]} calls the tool {quoted[1]}"
 
 
 def _call_id(app: McpApp, request_id: Any, salt: str) -> str:

@@ -349,7 +349,8 @@ def arguments_of(card: Locator) -> Locator:
 
 def test_the_card_shows_what_will_run(open_notebook: OpenNotebook) -> None:
     """Issue 14, C8, C10: bidi and invisible characters shown as ⟨U+XXXX⟩ (reason too), a
-    homoglyph host in punycode with its registrable domain marked, the path first and a
+    homoglyph host in punycode with its registrable domain (by the Public Suffix List) marked,
+    the path first and a
     112 KB value cut with "Show all", and an agent named like the host still reads as an
     agent. The card's real module (js/prompts.js, js/honest_text.js) in JupyterLab."""
     # The host's own client id itself is reserved (H28); a look-alike is any agent's to take.
@@ -391,6 +392,22 @@ def test_the_card_shows_what_will_run(open_notebook: OpenNotebook) -> None:
     armed(card).locator("button.lineup-dismiss").focus()
     page.keyboard.press("Enter")
     expect(card).to_have_count(0)
+
+    # The owner by the Public Suffix List, as the kernel names it (issue 22 §2): a bucket's
+    # owner, not Amazon; a name under a two-label suffix, not the suffix.
+    for number, (target, owned_by) in enumerate(
+        [
+            ("https://evil-corp.s3.amazonaws.com/login", "evil-corp.s3.amazonaws.com"),
+            ("https://docs.example.co.uk/x", "example.co.uk"),
+        ]
+    ):
+        card = ask(notebook, "app.open_url", {"url": target}, "docs", f"psl-{number}")
+        expect(arguments_of(card).first.locator("strong.lineup-prompt-domain")).to_have_text(
+            owned_by
+        )
+        armed(card).locator("button.lineup-dismiss").focus()
+        page.keyboard.press("Enter")
+        expect(card).to_have_count(0)
 
     notebook.run_cell(
         "impostor.call('clipboard.write', {'text': 'rm -rf ~'}, reason='Host update',"

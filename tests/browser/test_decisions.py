@@ -186,6 +186,10 @@ def test_a_double_click_on_a_grant_row_allows_that_row_only(
     page = notebook.page
     rows = card(page).locator(".lineup-mcp-grant")
     expect(rows).to_have_count(3)
+    # A wildcard is shown as declared, with the registrable domain it covers (issue 22 §2).
+    wildcard = rows.nth(2).locator(".lineup-mcp-domain")
+    expect(wildcard).to_have_text("https://*.tiles.example.co.uk (every host under example.co.uk)")
+    expect(wildcard.locator("strong")).to_have_text("example.co.uk")
     allow = rows.first.locator("button.lineup-mcp-allow")
     allow.scroll_into_view_if_needed()
     settled(page)

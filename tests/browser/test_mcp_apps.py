@@ -21,6 +21,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import BrowserContext, FrameLocator, Locator, Page, Route, expect
 
+from tests.mcp_servers.sdk_apps import FORGED_RISK, PUBLIC_WILDCARDS
+
 from .canary import Canary
 from .conftest import OpenNotebook, Screenshot, decide, settled
 from .jupyter import NotebookPage
@@ -124,6 +126,15 @@ def test_board_over_stdio_every_message(
 
     # tools/call of the app-only tool: a consent card, then the result reaches the app.
     app_frame(page).locator("#refresh").click()
+    # Issue 22 §2: the tool's title, dressed as a host line, is quoted as the server's words;
+    # the host's own lines are the Risk line and its summary of the call.
+    prompt = page.locator(".lineup-host .lineup-consent .lineup-prompt")
+    expect(prompt.locator(".lineup-prompt-risk")).to_have_count(1)
+    expect(prompt.locator(".lineup-prompt-risk")).not_to_contain_text("verified")
+    expect(prompt.locator(".lineup-prompt-described")).to_contain_text("its own words")
+    expect(prompt.locator(".lineup-prompt-words")).to_have_text(FORGED_RISK)
+    expect(prompt.locator(".lineup-prompt-reason")).to_contain_text("lineup-jupyter's summary")
+    expect(prompt.locator(".lineup-prompt-reason")).not_to_contain_text("the agent's words")
     allow_card(page)
     expect(line(page, "refresh")).to_contain_text(
         '"structuredContent":{"city":"Oslo","temperature":23}'
@@ -355,7 +366,8 @@ def test_egress_needs_the_users_grant(
 ) -> None:
     """A declared https connectDomain is shown on the grant card, with the host as the browser
     reads it, and not granted: the app's fetch never leaves the page (the route that answers
-    the domain sees 0 requests); an http origin is refused on the card. Control: Allow
+    the domain sees 0 requests); an http origin and wildcards over public suffixes
+    (`https://*.com`) are refused on the card. Control: Allow
     rebuilds the app's frame with the domain in its policy, the app initializes again (its
     tool-input replayed) and the same fetch arrives."""
     arrived: list[str] = []
@@ -377,7 +389,9 @@ def test_egress_needs_the_users_grant(
         )
         expect(row.locator("strong")).to_have_text("egress.example")  # who owns the host
         refused = card(page).locator(".lineup-mcp-grant-refused")
-        expect(refused).to_contain_text(f"connectDomains {canary.url}")
+        expect(refused.filter(has_text=canary.url)).to_contain_text("connectDomains")
+        for wildcard in PUBLIC_WILDCARDS:  # issue 22 §2: never offered, the reason shown
+            expect(refused.filter(has_text=wildcard)).to_contain_text("public suffix")
         assert arrived == [] and canary.total() == 0, canary.summary()
 
         decide(row.locator("button.lineup-mcp-allow"))

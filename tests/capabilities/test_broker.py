@@ -776,6 +776,16 @@ def test_the_view_state_carries_what_the_card_shows(
     assert spec["reason"] == "needs the key" and spec["arguments"] == {"n": 1}
     assert spec["agent"] == AGENT and spec["typed_name_required"] is True
     assert spec["remember_allowed"] is False and spec["remaining_ms"] > 0
+    # An agent's reason is its words; the notebook's own capability is described by the host.
+    assert (spec["reason_by"], spec["description_by"]) == ("agent", "host")
+
+
+def test_a_card_names_the_owner_of_each_url_by_the_public_suffix_list(host: Host, fed: Any) -> None:
+    """Issue 22 §2: the kernel names who owns each URL's host; the page only marks it."""
+    url = "https://evil-corp.s3.amazonaws.com/login"
+    host.receive(call("c1", "app.open_url", {"url": url}, reason="log in"))
+    (spec,) = consent_state(fed)["pending"]
+    assert spec["owners"] == {"evil-corp.s3.amazonaws.com": "evil-corp.s3.amazonaws.com"}
 
 
 def test_the_widget_relays_consent_both_ways(host: Host, runs: list[dict[str, Any]]) -> None:

@@ -162,6 +162,11 @@ def test_an_apps_tools_call_waits_for_the_user_then_runs_once(
     cards = next(m for m in reversed(view.sent) if m["kind"] == "consent")["pending"]
     assert [c["agent"] for c in cards] == ["mcp.weather"]
     assert cards[0]["risk"] == "system_permission" and not cards[0]["remember_allowed"]
+    # Issue 22 §2: the tool's description is the server's words, the reason the host's summary
+    # with the server's names in JSON quotes; the card says whose each is.
+    assert (cards[0]["description"], cards[0]["description_by"]) == ("Set an alarm", "requester")
+    assert cards[0]["reason_by"] == "host"
+    assert cards[0]["reason"].endswith('calls the tool "set_alarm"')
     host.decide(call_id, "allow")
     response = view.wait_response(app_id, 7)
     assert response["result"]["structuredContent"] == {"result": "alarm set for 07:00"}

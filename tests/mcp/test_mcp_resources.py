@@ -56,6 +56,46 @@ def test_a_domain_that_is_not_one_origin_never_reaches_a_csp(domain: str) -> Non
     assert refused["directive"] == "resourceDomains" and "origin" in refused["reason"]
 
 
+@pytest.mark.parametrize(
+    "wildcard",
+    [
+        "https://*.com",
+        "https://*.co.uk",
+        "https://*.github.io",
+        "https://*.s3.amazonaws.com",
+        "wss://*.firebaseapp.com",
+        "https://*.blob.core.windows.net",
+        "https://*.xn--p1ai",  # .рф, as punycode
+    ],
+)
+def test_a_wildcard_over_a_public_suffix_is_refused(wildcard: str) -> None:
+    """H31, issue 22: `https://*.com` was offered as "wildcard.com (and every subdomain)" and,
+    once allowed, let the app reach a host of the attacker's choosing."""
+    resource = app_resource(URI, read({"csp": {"connectDomains": [wildcard]}}))
+    assert resource.csp["connectDomains"] == []
+    (refused,) = resource.refused_csp
+    assert "public suffix" in refused["reason"] and refused["domain"] == wildcard
+
+
+def test_a_wildcard_over_a_registrable_domain_is_kept_with_its_owner() -> None:
+    """The control: a wildcard over one site's name is grantable, and the card is told who
+    owns each domain by the Public Suffix List (not by the last two labels)."""
+    domains = [
+        "https://*.example.co.uk",
+        "https://evil-corp.s3.amazonaws.com",
+        "https://*.tiles.example.com",
+        "https://user.github.io",
+    ]
+    resource = app_resource(URI, read({"csp": {"resourceDomains": domains}}))
+    assert resource.csp["resourceDomains"] == domains and resource.refused_csp == []
+    assert resource.owners == {
+        "example.co.uk": "example.co.uk",
+        "evil-corp.s3.amazonaws.com": "evil-corp.s3.amazonaws.com",
+        "tiles.example.com": "example.com",
+        "user.github.io": "user.github.io",
+    }
+
+
 def test_frame_and_base_domains_and_permissions_are_refused_with_reasons() -> None:
     ui = {
         "csp": {"frameDomains": ["https://f.example"], "baseUriDomains": ["https://b.example"]},
