@@ -26,7 +26,8 @@ from .core._surfaces import StateRevision, SurfaceChange, SurfaceInstance, Surfa
 from .host._host import Host
 from .mcp._apps import McpApp, McpApps
 from .mcp._resources import AppResource
-from .mcp._server import McpServer, McpTool
+from .mcp._server import McpServer
+from .mcp._tools import McpTool
 from .protocol import InlineApp, Limits, bundle_integrity, validate_envelope
 from .protocol._errors import CapabilityError, LineUpError, ProtocolError, UsageError
 from .runtime._problems import Problem, Problems

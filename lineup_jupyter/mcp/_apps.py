@@ -6,11 +6,11 @@ result (``tool-result``) or why there is none (``tool-cancelled``). Every change
 op (_view_protocol.py FEED_OPS) told to the watchers in order, under this registry's lock;
 the widget's feed keeps them for a view that reloads (the snapshot's ``mcp_apps``).
 
-What a view sends about an app comes here: its JSON-RPC requests (answered by its server,
-_server.py, with exactly one ``mcp_response`` each), its traffic and what the page refused
-of it (recorded in the host's history for the inspector), the user's grants of the domains
-its CSP declares (kept per server session, resource, directive and domain while the session
-lasts, audited, and the app's frame rebuilt: a new generation), and the user's close.
+What a view sends about an app comes here: its JSON-RPC requests (answered by its server's
+router, _requests.py, with exactly one ``mcp_response`` each), its traffic and what the page
+refused of it (recorded in the host's history for the inspector), the user's grants of the
+domains its CSP declares (kept per server session, resource, directive and domain while the
+session lasts, audited, and the app's frame rebuilt: a new generation), and the user's close.
 
 Grants and the resource cache key on the server session's Identity (H27), which the host
 assigned, never on the name or version a server gives itself: a namesake server (another
@@ -24,7 +24,7 @@ import itertools
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..capabilities._audit import Audit
 from ..core._bus import History
@@ -36,9 +36,9 @@ from ..runtime._watchers import Watchers
 from ._resources import GRANTABLE, AppResource
 
 if TYPE_CHECKING:
-    from ._server import McpServer, McpTool
+    from ._tools import McpTool
 
-__all__ = ["INVALID_PARAMS", "METHOD_NOT_FOUND", "REFUSED", "McpApp", "McpApps"]
+__all__ = ["INVALID_PARAMS", "METHOD_NOT_FOUND", "REFUSED", "AppServer", "McpApp", "McpApps"]
 
 Op = dict[str, Any]
 METHOD_NOT_FOUND = -32601
@@ -48,6 +48,34 @@ MESSAGES_KEPT = 100  # ui/message lines an app keeps
 NOTES_KEPT = 20  # the newest notes an app's spec keeps, for a view that reloads
 TRAFFIC_ITEMS = 50  # items of one mcp_traffic message recorded; the rest are counted
 PREVIEW_CHARS = 4096  # of a traffic item's message, as the history keeps it
+
+
+class AppServer(Protocol):
+    """An app's server as this registry sees it (_server.py's McpServer): who it is, and
+    where its apps' requests and closes go. The server imports this module, not the reverse."""
+
+    @property
+    def agent_id(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def version(self) -> str: ...
+
+    @property
+    def capability_prefix(self) -> str: ...
+
+    @property
+    def identity(self) -> Identity | None: ...
+
+    def settles_elsewhere(self) -> bool: ...
+
+    def app_request(
+        self, app: McpApp, request_id: Any, method: str, params: dict[str, Any]
+    ) -> None: ...
+
+    def app_closed(self, app: McpApp) -> None: ...
 
 
 class McpApp:
@@ -63,7 +91,7 @@ class McpApp:
         self,
         registry: McpApps,
         app_id: str,
-        server: McpServer,
+        server: AppServer,
         tool: McpTool,
         arguments: dict[str, Any],
         resource: AppResource,
@@ -155,9 +183,9 @@ class McpApps:
         self._grants: dict[tuple[Identity | None, str, str], list[str]] = {}
         # (server session, uri) -> the checked resource (docs/mcp-apps.md, H27)
         self.resources: dict[tuple[Identity, str], AppResource] = {}
-        self._servers: dict[str, McpServer] = {}  # agent id -> the live server speaking as it
+        self._servers: dict[str, AppServer] = {}  # agent id -> the live server speaking as it
 
-    def claim(self, agent_id: str, server: McpServer) -> None:
+    def claim(self, agent_id: str, server: AppServer) -> None:
         """One live server per agent id: a second would take over the first's tools."""
         with self._lock:
             if agent_id in self._servers:
@@ -167,7 +195,7 @@ class McpApps:
                 )
             self._servers[agent_id] = server
 
-    def release(self, agent_id: str, server: McpServer) -> None:
+    def release(self, agent_id: str, server: AppServer) -> None:
         """The server's session ended: its grants and cached resources go with it (H27)."""
         with self._lock:
             if self._servers.get(agent_id) is server:
@@ -197,7 +225,7 @@ class McpApps:
 
     def open(
         self,
-        server: McpServer,
+        server: AppServer,
         tool: McpTool,
         arguments: dict[str, Any],
         resource: AppResource,
@@ -267,6 +295,15 @@ class McpApps:
                 return  # closed meanwhile: nobody to answer
             self._emit(op)
 
+    def refuse(
+        self, app: McpApp, request_id: Any, code: int, message: str, data: Any = None
+    ) -> None:
+        """The one answer to an app's request, a JSON-RPC error (``data``: rule, reason)."""
+        error: dict[str, Any] = {"code": code, "message": message}
+        if data is not None:
+            error["data"] = data
+        self.respond(app.app_id, request_id, error=error)
+
     def record(
         self,
         app_id: str | None,
@@ -289,7 +326,7 @@ class McpApps:
             },
         )
 
-    def server_ended(self, server: McpServer, reason: str) -> None:
+    def server_ended(self, server: AppServer, reason: str) -> None:
         for app in self:
             if app.server is server and not app.closed:
                 self.note(app, f"the MCP server {server.name!r} ended: {reason}")

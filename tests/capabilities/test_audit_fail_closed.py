@@ -23,52 +23,62 @@ CHILD = textwrap.dedent(
     import json, resource, signal, sqlite3, sys
     from lineup_jupyter import Host
 
-    data_dir, full = sys.argv[1], sys.argv[2] == "full"
-    host = Host("conv_01", data_dir=data_dir)
-    ran = []
-    host.capability("demo.show", risk="display_only")(lambda arguments: ran.append(1) or {})
-    sent = []
-    host.subscribe(sent.append)
-    assert host.audit.verify().ok  # the files exist; from here on they cannot grow
-    if full:
-        # The write-ahead log emptied first (else new rows reuse its space, as on a full
-        # disk too), then no file may grow by a byte.
-        sqlite3.connect(host.audit.path).execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a failed write, not a killed kernel
-        resource.setrlimit(resource.RLIMIT_FSIZE, (1, resource.RLIM_INFINITY))
-    for i in range(20):
+    def run(data_dir, full):
+        host = Host("conv_01", data_dir=data_dir)
+        ran = []
+        host.capability("demo.show", risk="display_only")(lambda arguments: ran.append(1) or {})
+        sent = []
+        host.subscribe(sent.append)
+        assert host.audit.verify().ok  # the files exist; from here on they cannot grow
+        if full:
+            # The write-ahead log emptied first (else new rows reuse its space, as on a full
+            # disk too), then no file may grow by a byte.
+            sqlite3.connect(host.audit.path).execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a failed write, not a killed kernel
+            resource.setrlimit(resource.RLIMIT_FSIZE, (1, resource.RLIM_INFINITY))
+        for i in range(20):
+            host.receive({
+                "v": 1, "id": f"m{i}", "type": "lineup.v1.app.call", "conversation_id": "conv_01",
+                "sender": {"kind": "agent", "id": "agent_1"},
+                "payload": {"call_id": f"c{i}", "capability": "demo.show", "reason": "r",
+                            "expires_at": "2099-01-01T00:00:00Z", "arguments": {}},
+            })
+        answers = [m["payload"] for m in sent if m["type"] == "lineup.v1.app.result"]
+        before = host.audit.verify()
+        ran_before = len(ran)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
         host.receive({
-            "v": 1, "id": f"m{i}", "type": "lineup.v1.app.call", "conversation_id": "conv_01",
+            "v": 1, "id": "m_after", "type": "lineup.v1.app.call", "conversation_id": "conv_01",
             "sender": {"kind": "agent", "id": "agent_1"},
-            "payload": {"call_id": f"c{i}", "capability": "demo.show", "reason": "r",
+            "payload": {"call_id": "c_after", "capability": "demo.show", "reason": "r",
                         "expires_at": "2099-01-01T00:00:00Z", "arguments": {}},
         })
-    answers = [m["payload"] for m in sent if m["type"] == "lineup.v1.app.result"]
-    before = host.audit.verify()
-    ran_before = len(ran)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
-    host.receive({
-        "v": 1, "id": "m_after", "type": "lineup.v1.app.call", "conversation_id": "conv_01",
-        "sender": {"kind": "agent", "id": "agent_1"},
-        "payload": {"call_id": "c_after", "capability": "demo.show", "reason": "r",
-                    "expires_at": "2099-01-01T00:00:00Z", "arguments": {}},
-    })
-    after = host.audit.verify()
-    rows = [(r["event"], r["call_id"], r["status"], r["reason"]) for r in host.audit.query()]
-    print(json.dumps({
-        "ran": ran_before,
-        "answers": answers,
-        "before": [before.ok, before.problem],
-        "after": [after.ok, after.problem],
-        "rows": rows,
-    }))
+        after = host.audit.verify()
+        rows = [(r["event"], r["call_id"], r["status"], r["reason"]) for r in host.audit.query()]
+        print(json.dumps({
+            "ran": ran_before,
+            "answers": answers,
+            "before": [before.ok, before.problem],
+            "after": [after.ok, after.problem],
+            "rows": rows,
+        }))
+
+    # Each mode in a data dir of its own, one after the other in this one interpreter (the
+    # import costs seconds), each result on a line of its own; stderr says which mode wrote.
+    for data_dir, mode in zip(sys.argv[1::2], sys.argv[2::2]):
+        print(f"[mode {mode}]", file=sys.stderr, flush=True)
+        run(data_dir, mode == "full")
     """
 )
 
 
-def run_child(tmp_path: Path, mode: str) -> dict[str, Any]:
+@pytest.fixture(scope="module")
+def children(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    """What the child found in each mode ("room", then "full"), with the stderr each wrote."""
+    modes = ["room", "full"]
+    argv = [str(tmp_path_factory.mktemp(f"audit-{mode}") / "data") for mode in modes]
     done = subprocess.run(
-        [sys.executable, "-c", CHILD, str(tmp_path / "data"), mode],
+        [sys.executable, "-c", CHILD, *(a for pair in zip(argv, modes, strict=True) for a in pair)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -77,14 +87,19 @@ def run_child(tmp_path: Path, mode: str) -> dict[str, Any]:
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Traceback" not in done.stderr  # logged as one line each, never a traceback
-    result: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
-    result["stderr"] = done.stderr
-    return result
+    errs = done.stderr.split("[mode ")[1:]
+    found: dict[str, dict[str, Any]] = {}
+    for mode, line, err in zip(modes, done.stdout.splitlines()[-2:], errs, strict=True):
+        assert err.startswith(f"{mode}]")
+        found[mode] = {**json.loads(line), "stderr": err}
+    return found
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="RLIMIT_FSIZE is POSIX")
-def test_c13_a_call_that_cannot_be_audited_does_not_run(tmp_path: Path) -> None:
-    found = run_child(tmp_path, "full")
+def test_c13_a_call_that_cannot_be_audited_does_not_run(
+    children: dict[str, dict[str, Any]],
+) -> None:
+    found = children["full"]
     assert found["ran"] == 0  # not one handler ran: 20 calls, 0 runs
     statuses = {answer["status"] for answer in found["answers"]}
     assert statuses == {"failed"} and len(found["answers"]) == 20
@@ -103,8 +118,10 @@ def test_c13_a_call_that_cannot_be_audited_does_not_run(tmp_path: Path) -> None:
     assert found["stderr"].count("[lineup] the audit could not be written") == 20
 
 
-def test_c13_the_control_calls_with_room_run_and_verify_ok(tmp_path: Path) -> None:
-    found = run_child(tmp_path, "room")
+def test_c13_the_control_calls_with_room_run_and_verify_ok(
+    children: dict[str, dict[str, Any]],
+) -> None:
+    found = children["room"]
     assert found["ran"] == 20
     assert {answer["status"] for answer in found["answers"]} == {"completed"}
     assert found["before"] == [True, None] and found["after"] == [True, None]

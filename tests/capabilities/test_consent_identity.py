@@ -22,7 +22,7 @@ from mcp_types import ToolAnnotations
 from lineup_jupyter import Host, ProtocolError, UsageError
 from lineup_jupyter.agents._memory import connect_memory
 from lineup_jupyter.host._host import session_port
-from lineup_jupyter.mcp import _server
+from lineup_jupyter.mcp import _reads
 from lineup_jupyter.testing import ScriptedUser
 
 from ..conftest import CONVERSATION
@@ -421,7 +421,7 @@ def test_h27_a_squatted_mcp_call_id_still_gets_its_card(host: Host) -> None:
     try:
         app = server.open("show_weather", {"city": "Paris"})
         # The attacker's best case: it learnt the app's next call_id (the salt is secret).
-        real = _server._call_id(app, 1, server._salt)
+        real = server._calls.call_id(app, 1)
         squat = call("squatter", real, {"city": "x"})
         squat["payload"]["capability"] = "demo.none"
         host.receive(squat)  # answered unsupported, in the squatter's own scope
@@ -432,7 +432,7 @@ def test_h27_a_squatted_mcp_call_id_still_gets_its_card(host: Host) -> None:
         # Control: the same squat in the server's own scope IS a conflict (the detector).
         host.decide(card.key, "deny")
         view.wait_response(app.app_id, 1)
-        own = call("mcp.weather", _server._call_id(app, 2, server._salt), {"x": 1})
+        own = call("mcp.weather", server._calls.call_id(app, 2), {"x": 1})
         own["payload"]["capability"] = "mcp.weather.refresh_weather"
         assert host.receive(own) is None  # the kernel may speak for the session it holds
         app_calls(view, host, app.app_id, 2)
@@ -449,7 +449,7 @@ def test_an_apps_call_ids_are_not_predictable(host: Host) -> None:
     try:
         a, b = one.open("show_weather", {"city": "P"}), two.open("show_weather", {"city": "P"})
         a.app_id = b.app_id = "mcp-1"  # the same app id, generation and request id
-        assert _server._call_id(a, 1, one._salt) != _server._call_id(b, 1, two._salt)
+        assert one._calls.call_id(a, 1) != two._calls.call_id(b, 1)
     finally:
         one.close()
         two.close()
@@ -472,7 +472,7 @@ def test_an_apps_reads_are_bounded_in_flight_per_second_and_in_bytes(
         return "x" * (1024 * 1024)
 
     now = [1000.0]
-    monkeypatch.setattr(_server, "_clock", lambda: now[0])  # a frozen second, never a sleep
+    monkeypatch.setattr(_reads, "_clock", lambda: now[0])  # a frozen second, never a sleep
     view = View(host)
     server = host.connect_mcp(built)
     try:
@@ -480,16 +480,16 @@ def test_an_apps_reads_are_bounded_in_flight_per_second_and_in_bytes(
         for n in range(32):  # 32 reads at once: no card is needed for a read
             view.request(app.app_id, n, "resources/read", {"uri": "ui://gate/slow"})
         refused = view.wait(
-            lambda op: op["op"] == "mcp_response" and "error" in op, 32 - _server.READS_IN_FLIGHT
+            lambda op: op["op"] == "mcp_response" and "error" in op, 32 - _reads.READS_IN_FLIGHT
         )
-        assert {op["id"] for op in refused} == set(range(_server.READS_IN_FLIGHT, 32))
+        assert {op["id"] for op in refused} == set(range(_reads.READS_IN_FLIGHT, 32))
         assert "READS_IN_FLIGHT" in refused[0]["error"]["message"]
         (note,) = view.wait(lambda op: op["op"] == "mcp_note")
         assert "resources/read refused" in note["text"]  # said once on its card, not 30 times
         gate.set()
-        for n in range(_server.READS_IN_FLIGHT):
+        for n in range(_reads.READS_IN_FLIGHT):
             assert "result" in view.wait_response(app.app_id, n)
-        assert len(reached) == _server.READS_IN_FLIGHT  # 30 never reached the server
+        assert len(reached) == _reads.READS_IN_FLIGHT  # 30 never reached the server
         # Within the same second: 2 MiB answered, then 2 more in flight; then bytes refuse.
         view.request(app.app_id, 100, "resources/read", {"uri": "ui://gate/slow"})
         view.request(app.app_id, 101, "resources/read", {"uri": "ui://gate/slow"})
@@ -519,8 +519,8 @@ def test_control_without_the_bound_every_read_reaches_the_server(
         await anyio.to_thread.run_sync(gate.wait)
         return "x"
 
-    monkeypatch.setattr(_server, "READS_IN_FLIGHT", 1000)
-    monkeypatch.setattr(_server, "READS_PER_SECOND", 1000)
+    monkeypatch.setattr(_reads, "READS_IN_FLIGHT", 1000)
+    monkeypatch.setattr(_reads, "READS_PER_SECOND", 1000)
     view = View(host)
     server = host.connect_mcp(built)
     try:

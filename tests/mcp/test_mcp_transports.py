@@ -19,6 +19,7 @@ from mcp import StdioServerParameters
 
 from lineup_jupyter import Host, McpServer, UsageError
 
+from ..conftest import CONVERSATION
 from ..mcp_helpers import DEADLINE, View
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,6 +37,16 @@ def hostile(host: Host) -> Iterator[McpServer]:
     server = host.connect_mcp(hostile_process())
     yield server
     server.close()
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Host, McpServer]]:
+    """One host and hostile server for the tests that leave the server serving and read only
+    what they add to the history: its process costs a second of CPU to start (the SDK's
+    import). A test that ends the server, or needs a read the cache would spare, has its own."""
+    data = tmp_path_factory.mktemp("shared-hostile")  # not the user's: lineup_home comes later
+    with Host(CONVERSATION, data_dir=data) as host:
+        yield host, host.connect_mcp(hostile_process())
 
 
 def test_stdio_the_three_lines_of_the_docs(host: Host) -> None:
@@ -120,7 +131,10 @@ def test_a_3_mib_app_over_the_bound_is_refused_recorded_and_shown(host: Host) ->
         default.close()
 
 
-def test_an_app_served_with_the_wrong_mime_type_is_refused(hostile: McpServer) -> None:
+def test_an_app_served_with_the_wrong_mime_type_is_refused(
+    shared: tuple[Host, McpServer],
+) -> None:
+    _, hostile = shared
     with pytest.raises(UsageError, match="served as 'text/html', not 'text/html;profile=mcp-app'"):
         hostile.open("wrong_mime")
 
@@ -135,12 +149,13 @@ def test_a_resource_that_is_not_ui_is_never_read(host: Host, hostile: McpServer)
 
 
 def test_a_tool_that_never_returns_is_cancelled_at_its_deadline(
-    host: Host, hostile: McpServer
+    shared: tuple[Host, McpServer],
 ) -> None:
+    host, hostile = shared
     view = View(host)
-    app = hostile.open("hang", timeout=2)
+    app = hostile.open("hang", timeout=1)
     assert app.wait(DEADLINE) is None
-    assert app.cancelled == "the server did not answer within 2 s; the host cancelled the request"
+    assert app.cancelled == "the server did not answer within 1 s; the host cancelled the request"
     (cancelled,) = view.wait(
         lambda op: op["op"] == "mcp_notify" and op["method"].endswith("tool-cancelled")
     )
@@ -179,9 +194,10 @@ def test_a_server_that_dies_shows_why_and_cancels_its_apps(host: Host, hostile: 
         hostile.call("fine")
 
 
-def test_a_tool_with_an_invalid_schema_is_refused_alone(host: Host, hostile: McpServer) -> None:
+def test_a_tool_with_an_invalid_schema_is_refused_alone(shared: tuple[Host, McpServer]) -> None:
     """The connection stands; that tool is no capability (its apps may not call it), on
     record; the control: the other tools are declared."""
+    host, hostile = shared
     assert hostile.tool("bad_schema").capability is None
     (refused,) = host.history.select(type="mcp.tool")
     assert refused.error is not None and refused.error["path"] == "$.inputSchema"
@@ -201,10 +217,11 @@ def test_an_app_cannot_pull_a_huge_resource_through_the_comm(host: Host) -> None
     hostile.close()
 
 
-def test_resources_list_passes_through_to_the_server(host: Host, hostile: McpServer) -> None:
+def test_resources_list_passes_through_to_the_server(shared: tuple[Host, McpServer]) -> None:
     """hostCapabilities.serverResources is advertised: an app's resources/list is the
     server's own list (the conformance runner's capabilities/server-passthrough), recorded;
     a cursor that is not a string is -32602 and never reaches the server."""
+    host, hostile = shared
     view = View(host)
     app = hostile.open("fine")
     app.wait(DEADLINE)
@@ -221,7 +238,8 @@ def test_resources_list_passes_through_to_the_server(host: Host, hostile: McpSer
     assert sent == [{"method": "resources/list", "params": {}}]
 
 
-def test_a_5_mib_result_is_cancelled_with_its_size(host: Host, hostile: McpServer) -> None:
+def test_a_5_mib_result_is_cancelled_with_its_size(shared: tuple[Host, McpServer]) -> None:
+    host, hostile = shared
     app = hostile.open("flood")
     assert app.wait(DEADLINE) is None
     # 5 MiB as text and again as structuredContent: over the line limit, let go while read

@@ -337,7 +337,8 @@ print(json.dumps(out))
 
 def test_H14_control_the_same_attack_does_not_finish_on_pythons_re(tmp_path: Path) -> None:
     """The detector sees the escape: on Python's backtracking re, the pattern and answer the
-    attack test sends do not finish within 3 s (2**40 paths), so the outcome above is RE2's."""
+    attack test sends do not finish within 1 s (2**40 paths: hours), so the outcome above is
+    RE2's."""
     code = "import re; re.fullmatch('^(a+)+$', 'a' * 40 + '!')"
     with pytest.raises(subprocess.TimeoutExpired):
-        subprocess.run([sys.executable, "-c", code], timeout=3, check=False, cwd=tmp_path)
+        subprocess.run([sys.executable, "-c", code], timeout=1, check=False, cwd=tmp_path)
