@@ -1,4 +1,6 @@
-"""Real-browser fixtures: one JupyterLab server and one Chromium per session, a page per test.
+"""Real-browser fixtures: one JupyterLab server, one Chromium and one loaded JupyterLab page
+per session (a worker), lent to each test in turn; a page of its own for a test marked
+``fresh_page``.
 
 Every test in this directory is marked ``browser`` and runs in the default suite, after the
 others. Without /usr/bin/chromium they skip, except in CI (``CI=true``), where they fail.
@@ -13,7 +15,16 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Locator, Page, expect, sync_playwright
+from playwright.sync_api import (
+    Browser,
+    BrowserContext,
+    ConsoleMessage,
+    Error,
+    Locator,
+    Page,
+    expect,
+    sync_playwright,
+)
 
 from .canary import Canary, CanaryServer
 from .jupyter import (
@@ -21,6 +32,7 @@ from .jupyter import (
     UI,
     JupyterServer,
     NotebookPage,
+    SharedLab,
     start_jupyter,
     write_notebook,
 )
@@ -36,6 +48,12 @@ expect.set_options(timeout=30_000)  # the CI machine has 2 cores
 OpenNotebook = Callable[..., NotebookPage]
 Screenshot = Callable[[Locator, str], Path]
 _REPORTS = pytest.StashKey[dict[str, pytest.TestReport]]()
+
+# A test that reloads the page, loads another document into it (Notebook 7, a URL), or needs a
+# page that has run no other test, says so: it gets a new page, closed after it.
+FRESH_PAGE = pytest.mark.fresh_page
+# The UIs a test runs in, as a parameter: Notebook 7 is another page than JupyterLab.
+UIS = ["lab", pytest.param("notebook", marks=FRESH_PAGE)]
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -92,20 +110,43 @@ def context(browser: Browser) -> Iterator[BrowserContext]:
     context.close()
 
 
+@pytest.fixture(scope="session")
+def shared_lab(context: BrowserContext, jupyter: JupyterServer) -> Iterator[SharedLab]:
+    lab = SharedLab(context, jupyter)
+    yield lab
+    lab.close()
+
+
 @pytest.fixture
 def page(
-    context: BrowserContext, jupyter: JupyterServer, request: pytest.FixtureRequest
+    context: BrowserContext,
+    jupyter: JupyterServer,
+    shared_lab: SharedLab,
+    request: pytest.FixtureRequest,
 ) -> Iterator[Page]:
-    """A fresh page. On failure: a screenshot, the console, the server log. Afterwards the
-    kernels started during the test are shut down."""
+    """The worker's JupyterLab page, already loaded; a new page for a test marked
+    ``fresh_page``. On failure: a screenshot, the console, the server log. Afterwards the
+    test's notebooks are closed and the kernels started during the test shut down; a failed
+    test's page is not reused."""
+    fresh = request.node.get_closest_marker("fresh_page") is not None
     before = jupyter.session_ids()
-    page = context.new_page()
+    page = context.new_page() if fresh else shared_lab.borrow()
     console: list[str] = []
-    page.on("console", lambda message: console.append(f"{message.type}: {message.text}"))
-    page.on("pageerror", lambda error: console.append(f"pageerror: {error}"))
+
+    def on_console(message: ConsoleMessage) -> None:
+        console.append(f"{message.type}: {message.text}")
+
+    def on_error(error: Error) -> None:
+        console.append(f"pageerror: {error}")
+
+    page.on("console", on_console)
+    page.on("pageerror", on_error)
     yield page
+    page.remove_listener("console", on_console)
+    page.remove_listener("pageerror", on_error)
     reports = request.node.stash.get(_REPORTS, {})
-    if any(report.failed for report in reports.values()):
+    failed = any(report.failed for report in reports.values())
+    if failed:
         ARTIFACTS.mkdir(exist_ok=True)
         shot = ARTIFACTS / (re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.nodeid) + ".png")
         try:
@@ -115,8 +156,17 @@ def page(
             print(f"no screenshot: {error}")
         print("browser console:", *console[-50:], sep="\n  ")
         print("jupyter log (tail):", jupyter.log_tail(), sep="\n")
-    page.close()
-    jupyter.shutdown_kernels(keep=before)
+    if fresh:
+        page.close()
+        given_back = None
+    else:
+        given_back = shared_lab.give_back(reuse=not failed)
+    jupyter.shutdown_kernels(keep=before, wait=False)
+    if given_back == "navigated":
+        pytest.fail(
+            "the test loaded another document into the shared JupyterLab page: mark it fresh_page",
+            pytrace=False,
+        )
 
 
 @pytest.fixture

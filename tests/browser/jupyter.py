@@ -19,12 +19,13 @@ import sys
 import time
 import urllib.request
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import nbformat
-from playwright.sync_api import Page
+from playwright.sync_api import BrowserContext, Page
 
 UI = Literal["lab", "notebook"]
 STARTUP_TIMEOUT_S = 90
@@ -67,15 +68,38 @@ class JupyterServer:
     def session_ids(self) -> set[str]:
         return {session["id"] for session in self.api("GET", "/api/sessions")}
 
-    def shutdown_kernels(self, keep: Collection[str] = ()) -> None:
-        """Delete every session (and so its kernel) but those in ``keep``."""
+    # Sessions being deleted while the next test runs: see shutdown_kernels.
+    _deleting: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="delete-sessions")
+    )
+    _deletions: list[Future[None]] = field(default_factory=list)
+
+    def shutdown_kernels(self, keep: Collection[str] = (), *, wait: bool = True) -> None:
+        """Delete every session (and so its kernel) but those in ``keep``. A kernel takes a
+        second or more to exit: ``wait=False`` returns at once and lets that overlap the next
+        test. A call that waits first lets the earlier deletions finish."""
+        if wait:
+            self._finish_deletions()
         for session_id in self.session_ids() - set(keep):
-            self.api("DELETE", f"/api/sessions/{session_id}")
+            path = f"/api/sessions/{session_id}"
+            if wait:
+                self.api("DELETE", path)
+            else:
+                self._deletions.append(self._deleting.submit(self.api, "DELETE", path))
+
+    def _finish_deletions(self) -> None:
+        deletions, self._deletions = self._deletions, []
+        for deletion in deletions:
+            deletion.result()  # a deletion that failed fails here
 
     def log_tail(self, lines: int = 40) -> str:
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
 
     def stop(self) -> None:
+        try:
+            self._finish_deletions()
+        finally:
+            self._deleting.shutdown()
         if self.process.poll() is None:
             # The server shuts its kernels down on SIGTERM (they run in sessions of their own).
             os.killpg(self.process.pid, signal.SIGTERM)
@@ -269,6 +293,50 @@ _COMMAND = f"""async ([name, command, args]) => {{ {_PANEL}
   return await window.jupyterapp.commands.execute(command, args);
 }}"""
 
+# Opens a notebook in the JupyterLab already running in the page, as the file browser does.
+_OPEN = """async (name) => {
+  await window.jupyterapp.commands.execute('docmanager:open', { path: name, factory: 'Notebook' });
+}"""
+
+# The worker's shared page (SharedLab) carries this flag from the moment JupyterLab is restored
+# in it; a reload or a navigation drops it with the old document.
+_SHARED_FLAG = "__lineupSharedLab"
+
+# What a test could leave changed in the page besides its documents: the shell's layout, the
+# theme, and what shows in the body besides the shell (a dialog, a menu, an overlay). Hidden
+# elements do not count: a notebook's toolbar leaves its hidden popup behind when closed.
+_LAYOUT = """const layout = () => {
+  const shell = window.jupyterapp.shell;
+  const shown = Array.from(document.body.children).filter((e) => e.checkVisibility());
+  return JSON.stringify({
+    left: shell.leftCollapsed, right: shell.rightCollapsed, mode: shell.mode,
+    theme: document.body.dataset.jpThemeName,
+    body: shown.map((e) => `${e.tagName}#${e.id}.${e.className}`),
+  });
+};"""
+
+# Once JupyterLab is restored and its splash screen gone (it leaves the body a little later);
+# the launcher an empty workspace opens with is closed: a test's notebook is the only tab.
+_LOADED = f"""async () => {{ {_LAYOUT}
+  await window.jupyterapp.restored;
+  while (document.getElementById('jupyterlab-splash')) {{
+    await new Promise((done) => setTimeout(done, 50));
+  }}
+  for (const widget of Array.from(window.jupyterapp.shell.widgets('main'))) widget.dispose();
+  window.{_SHARED_FLAG} = true;
+  return layout();
+}}"""
+
+# Closes every document without asking to save (dispose, not close: nothing is to be kept),
+# then says what differs from the page as it was loaded, if anything.
+_GIVE_BACK = f"""async (loaded) => {{ {_LAYOUT}
+  if (window.{_SHARED_FLAG} !== true) return 'navigated';
+  for (const widget of Array.from(window.jupyterapp.shell.widgets('main'))) widget.dispose();
+  await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+  const now = layout();
+  return now === loaded ? null : `changed: ${{now}}, loaded as ${{loaded}}`;
+}}"""
+
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -311,7 +379,12 @@ class NotebookPage:
         return f"{self.server.url}/notebooks/{self.name}"
 
     def open(self) -> NotebookPage:
-        self.page.goto(self.url)
+        """Open the notebook and wait for its kernel: in the JupyterLab already loaded in the page
+        (a SharedLab page), else by loading its URL."""
+        if self.ui == "lab" and is_shared_lab(self.page):
+            self.page.evaluate(_OPEN, self.name)
+        else:
+            self.page.goto(self.url)
         self.wait_for_kernel()
         return self
 
@@ -370,3 +443,49 @@ class NotebookPage:
         self.page.reload()
         self.page.wait_for_function("() => !window.__lineupBeforeReload")
         self.wait_for_kernel()
+
+
+def is_shared_lab(page: Page) -> bool:
+    return bool(page.evaluate(f"() => window.{_SHARED_FLAG} === true"))
+
+
+class SharedLab:
+    """One JupyterLab page lent to one test after another, so that JupyterLab is loaded once
+    and not for every test (loading it is most of a short test's time on 2 cores): a test opens
+    its notebook in the running app, and gives the page back with every document closed. A page
+    that does not come back as it was loaded is closed; the next test gets a new one."""
+
+    def __init__(self, context: BrowserContext, server: JupyterServer) -> None:
+        self.context = context
+        self.server = server
+        self._page: Page | None = None
+        self._layout = ""
+        self._loads = 0
+
+    def borrow(self) -> Page:
+        if self._page is None:
+            self._loads += 1
+            # A workspace of its own, emptied: nothing an earlier page left open is restored.
+            workspace = f"shared-{os.getpid()}-{self._loads}"
+            self._page = self.context.new_page()
+            self._page.goto(f"{self.server.url}/lab/workspaces/{workspace}?reset")
+            self._page.wait_for_function("() => window.jupyterapp")
+            self._layout = self._page.evaluate(_LOADED)
+        return self._page
+
+    def give_back(self, *, reuse: bool) -> str | None:
+        """Close the test's documents (``reuse=False``: the whole page); None when the page is
+        ready for the next test, else why it was closed ('navigated' when the test loaded
+        another document into it)."""
+        assert self._page is not None, "give_back without borrow"
+        reason: str | None = "not reused"
+        if reuse and not self._page.is_closed():
+            reason = self._page.evaluate(_GIVE_BACK, self._layout)
+        if reason is not None:
+            self.close()
+        return reason
+
+    def close(self) -> None:
+        if self._page is not None:
+            self._page.close()
+            self._page = None

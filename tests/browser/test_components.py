@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
-from .conftest import OpenNotebook, decide
+from .conftest import FRESH_PAGE, UIS, OpenNotebook, decide
 from .jupyter import UI, NotebookPage
 
 SETUP = """\
@@ -54,7 +54,7 @@ def show(open_notebook: OpenNotebook, code: str, ui: UI = "lab") -> NotebookPage
     return notebook
 
 
-@pytest.mark.parametrize("ui", ["lab", "notebook"])
+@pytest.mark.parametrize("ui", UIS)
 def test_display_components_are_drawn_as_text_or_sanitized_markdown(
     open_notebook: OpenNotebook, ui: UI
 ) -> None:
@@ -122,7 +122,7 @@ def test_updates_in_place_keep_the_order_and_a_removed_component_goes(
     expect(page.locator(ids)).to_have_count(5)
 
 
-@pytest.mark.parametrize("ui", ["lab", "notebook"])
+@pytest.mark.parametrize("ui", UIS)
 def test_a_choice_clicked_reaches_the_agent_once(open_notebook: OpenNotebook, ui: UI) -> None:
     """H14: the user's pick goes back exactly once; the card then shows the answer, read-only."""
     notebook = show(
@@ -240,6 +240,7 @@ def test_confirm_by_keyboard_and_cancel(open_notebook: OpenNotebook) -> None:
     )
 
 
+@FRESH_PAGE
 def test_components_and_answers_survive_a_reload(open_notebook: OpenNotebook) -> None:
     """A reloaded page rebuilds every component from the kernel, answers included, and an
     open question can still be answered."""

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import BrowserContext, Locator, Page, Route, expect
 
-from .conftest import OpenNotebook, decide
+from .conftest import FRESH_PAGE, UIS, OpenNotebook, decide
 from .jupyter import UI, JupyterServer, NotebookPage
 
 SETUP = """\
@@ -60,7 +60,7 @@ def ask(
     return card
 
 
-@pytest.mark.parametrize("ui", ["lab", "notebook"])
+@pytest.mark.parametrize("ui", UIS)
 def test_the_card_shows_the_request_and_allow_saves_the_artifact(
     open_notebook: OpenNotebook, jupyter: JupyterServer, ui: UI
 ) -> None:
@@ -224,6 +224,7 @@ def test_pick_file_hands_over_the_chosen_file(open_notebook: OpenNotebook, tmp_p
     assert result["result"]["sha256"] == hashlib.sha256(b"a,b\n1,2\n").hexdigest()
 
 
+@FRESH_PAGE
 def test_a_waiting_card_comes_back_after_a_page_reload(open_notebook: OpenNotebook) -> None:
     """The kernel holds what waits: a reloaded page draws the card again, and it works."""
     notebook = open_notebook([SETUP])

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
-from .conftest import OpenNotebook
+from .conftest import FRESH_PAGE, OpenNotebook
 from .jupyter import UI, NotebookPage
 
 TYPED = "secret42token"
@@ -162,6 +162,7 @@ def test_a_surface_cannot_take_the_keys_typed_into_a_cell(
     assert_contained(notebook, cell, attack)
 
 
+@FRESH_PAGE
 def test_notebook_7_gives_the_keys_back_too(open_notebook: OpenNotebook) -> None:
     """Issue 13: the same guard in Notebook 7, against the attack that retries."""
     notebook, cell = open_attack(open_notebook, "retry-on-timer", ui="notebook")

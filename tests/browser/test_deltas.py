@@ -9,7 +9,7 @@ import json
 
 from playwright.sync_api import Page, expect
 
-from .conftest import OpenNotebook
+from .conftest import FRESH_PAGE, OpenNotebook
 from .jupyter import JupyterServer, NotebookPage
 from .test_restore import WIDGET_SETTINGS, lab_settings
 from .test_surfaces import SETUP, shell_selector, surface
@@ -89,6 +89,7 @@ def test_h6_a_merge_patch_arrives_as_the_change_and_a_gap_makes_the_view_resync(
     assert kinds[-1] == "snapshot" and kinds.count("snapshot") == 2  # mount, then the gap
 
 
+@FRESH_PAGE
 def test_h45_a_streamed_answer_renders_as_the_whole_text_and_survives_a_reload(
     open_notebook: OpenNotebook,
 ) -> None:
@@ -108,6 +109,7 @@ def test_h45_a_streamed_answer_renders_as_the_whole_text_and_survives_a_reload(
     expect(surface(page, "chart.01").locator("#v")).to_have_text("cursor 0 8000")
 
 
+@FRESH_PAGE
 def test_a_saved_notebook_reopened_without_its_kernel_shows_the_last_changes(
     open_notebook: OpenNotebook, jupyter: JupyterServer
 ) -> None:

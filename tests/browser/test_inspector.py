@@ -10,7 +10,7 @@ from typing import Any
 
 from playwright.sync_api import Page, expect
 
-from .conftest import OpenNotebook, Screenshot
+from .conftest import FRESH_PAGE, OpenNotebook, Screenshot
 from .jupyter import NotebookPage
 from .test_surfaces import OPEN_WEATHER, SETUP, WEATHER, surface
 
@@ -31,6 +31,7 @@ def rows(page: Page) -> Any:
     return page.locator(".lineup-inspector-body > .lineup-inspector-row")
 
 
+@FRESH_PAGE
 def test_the_inspector_shows_filters_and_exports_the_history(
     open_notebook: OpenNotebook, screenshot: Screenshot
 ) -> None:

@@ -19,12 +19,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import BrowserContext, FrameLocator, Locator, Page, Route, expect
+from playwright.sync_api import (
+    BrowserContext,
+    ConsoleMessage,
+    FrameLocator,
+    Locator,
+    Page,
+    Route,
+    expect,
+)
 
 from tests.mcp_servers.sdk_apps import FORGED_RISK, PUBLIC_WILDCARDS
 
 from .canary import Canary
-from .conftest import OpenNotebook, Screenshot, decide, settled
+from .conftest import FRESH_PAGE, OpenNotebook, Screenshot, decide, settled
 from .jupyter import NotebookPage
 
 REPO = Path(__file__).resolve().parents[2]
@@ -319,7 +327,11 @@ def test_a_hostile_app_is_contained_and_reported(
     message over the shell's limit and a size flood: each refused, none reaches the network
     (canary: 0), the card stays within its bound, and the card says what was refused."""
     console: list[str] = []
-    page.on("console", lambda message: console.append(message.text))
+
+    def on_console(message: ConsoleMessage) -> None:
+        console.append(message.text)
+
+    page.on("console", on_console)
     notebook = open_notebook([setup(canary)])
     notebook.execute("server = host.connect_mcp(STDIO)")
     notebook.execute('hostile = server.open("show_hostile", {})')
@@ -359,6 +371,7 @@ def test_a_hostile_app_is_contained_and_reported(
         "if r.envelope.get('dir') == 'to_server']",
     )
     assert isinstance(sent, list) and not any("secret_plan" in text for text in sent)
+    page.remove_listener("console", on_console)  # the page goes on to the next test
 
 
 def test_egress_needs_the_users_grant(
@@ -431,6 +444,7 @@ def test_the_apps_document_guards_every_script(
     assert outer and "frame-src 'none'" in outer
 
 
+@FRESH_PAGE
 def test_a_reload_and_a_second_view_get_the_app_from_the_snapshot(
     open_notebook: OpenNotebook, canary: Canary
 ) -> None:

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 
 from playwright.sync_api import expect
 
-from .conftest import OpenNotebook
+from .conftest import FRESH_PAGE, OpenNotebook
 from .jupyter import JupyterServer
 from .test_surfaces import OPEN_WEATHER, SETUP, WEATHER, card, surface
 
@@ -40,6 +40,7 @@ def lab_settings(server: JupyterServer, plugin: str, values: dict[str, object]) 
         put({})
 
 
+@FRESH_PAGE
 def test_a_notebook_reopened_without_its_kernel_says_so_and_stays_read_only(
     open_notebook: OpenNotebook, jupyter: JupyterServer
 ) -> None:

@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from .canary import Canary
-from .conftest import OpenNotebook
+from .conftest import FRESH_PAGE, UIS, OpenNotebook
 from .jupyter import UI, CellError
 
 # A counter whose button lives in a sandboxed srcdoc frame, like a surface: click -> postMessage
@@ -52,7 +52,7 @@ clicker
 '''
 
 
-@pytest.mark.parametrize("ui", ["lab", "notebook"])
+@pytest.mark.parametrize("ui", UIS)
 def test_click_in_a_frame_reaches_the_kernel_and_back(open_notebook: OpenNotebook, ui: UI) -> None:
     notebook = open_notebook([CLICKER], ui=ui)
     page = notebook.page
@@ -75,6 +75,7 @@ def test_run_cell_reports_kernel_errors(open_notebook: OpenNotebook) -> None:
         notebook.run_cell("1 / 0")
 
 
+@FRESH_PAGE
 def test_canary_sees_http_and_udp_from_the_browser(page: Page, canary: Canary) -> None:
     """The canary can fail: a request and a WebRTC datagram from a page both reach it."""
     assert canary.total() == 0

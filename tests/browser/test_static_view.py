@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import nbformat
 from nbclient import NotebookClient
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Dialog, Page, expect
 
 from .jupyter import JupyterServer, NotebookPage
 
@@ -28,7 +28,12 @@ def test_a_saved_host_reads_as_its_static_view(page: Page, jupyter: JupyterServe
     NotebookClient(notebook, timeout=60, kernel_name="python3", store_widget_state=False).execute()
     nbformat.write(notebook, jupyter.root / "saved-static.ipynb")
     dialogs: list[str] = []
-    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+
+    def on_dialog(dialog: Dialog) -> None:
+        dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
 
     NotebookPage(page, jupyter, "saved-static.ipynb", "lab").open()
     output = page.locator(".jp-OutputArea-output").filter(has_text="lineup host")
@@ -38,3 +43,4 @@ def test_a_saved_host_reads_as_its_static_view(page: Page, jupyter: JupyterServe
     expect(output).to_contain_text("Which unit? (waiting for the user)")
     expect(page.locator(".jp-OutputArea-output", has_text="model not found")).to_have_count(0)
     assert dialogs == []
+    page.remove_listener("dialog", on_dialog)  # the page goes on to the next test

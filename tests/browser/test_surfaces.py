@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import FrameLocator, Locator, Page, expect
 
-from .conftest import OpenNotebook
+from .conftest import FRESH_PAGE, UIS, OpenNotebook
 from .jupyter import UI, NotebookPage
 
 WEATHER = "weather.dashboard.01"
@@ -89,7 +89,7 @@ def open_weather(open_notebook: OpenNotebook, ui: UI = "lab") -> NotebookPage:
     return notebook
 
 
-@pytest.mark.parametrize("ui", ["lab", "notebook"])
+@pytest.mark.parametrize("ui", UIS)
 def test_weather_surface_click_and_patch(open_notebook: OpenNotebook, ui: UI) -> None:
     """U4: the surface gets its state once ready and on every patch. U6-U8: a click calls
     LineUpSurface.event, and the agent receives exactly the seed's ui.event payload."""
@@ -169,6 +169,7 @@ def test_close_button_closes_and_tells_the_agent(open_notebook: OpenNotebook) ->
     assert notebook.run_cell("print(list(host.surfaces))") == "[]\n"
 
 
+@FRESH_PAGE
 def test_reload_restores_surfaces_with_their_latest_state(open_notebook: OpenNotebook) -> None:
     """U4: after a page reload (kernel alive, nothing re-run) every open surface is back and
     receives its latest state, not the one it was opened with."""

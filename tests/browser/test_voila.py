@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from .conftest import decide
+from .conftest import FRESH_PAGE, decide
 from .jupyter import free_port, write_notebook
 
 DEMO = """\
@@ -100,6 +100,7 @@ def voila(tmp_path: Path) -> Iterator[str]:
         process.wait(timeout=30)
 
 
+@FRESH_PAGE
 def test_a_surface_its_click_a_question_and_a_consent_work_under_voila(
     page: Page, voila: str
 ) -> None:
