@@ -489,6 +489,19 @@ class WaitingWidget(anywidget.AnyWidget):
     label = traitlets.Unicode().tag(sync=True)
     status = traitlets.Unicode("waiting").tag(sync=True)
 
+    def __init__(self, **traits: Any) -> None:
+        super().__init__(**traits)
+        self.on_msg(self._on_message)
+
+    def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        view_messages.handle(None, content, vp.WAITING_TAKES, {"sync": self._on_sync})
+
+    def _on_sync(self, _message: vp.WaitingSync) -> None:
+        """A line asks whether a kernel holds its wait: one restored from a saved notebook
+        gets no answer and says it is a picture (js/waiting.js)."""
+        live: vp.WaitingLive = {"kind": "live"}
+        self.send(live)
+
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         line = f"{self.label}: {self.status}"
         return _with_static(super()._repr_mimebundle_(**kwargs), line, f"<p>{escape(line)}</p>")
