@@ -531,15 +531,22 @@ def point_to(kind: str, target: str, label: str, outcome: Pending[Any]) -> Waiti
     from IPython.display import display
 
     widget = WaitingWidget(kind=kind, target=target, label=label)
-    display(widget)  # type: ignore[no-untyped-call]  # IPython ships no types for it
+    # A handle on the output: its saved and exported picture (the static text/html) is
+    # written again with how the wait ended, instead of "waiting" above the cell's result.
+    handle = display(widget, display_id=True)  # type: ignore[no-untyped-call]  # IPython ships no types
     home = HostThread()  # the cell's loop: the value may come on another thread
+
+    def show(text: str) -> None:
+        widget.status = text
+        if handle is not None:
+            handle.update(widget)
 
     def ended(value: Any) -> None:
         status = getattr(value, "status", None)
         text = str(status) if kind == "call" else f"answered: {value!r}"
         if kind == "question" and value is None:
             text = "cancelled"
-        home.call(lambda: setattr(widget, "status", text), "showing how a wait ended")
+        home.call(lambda: show(text), "showing how a wait ended")
 
     outcome.add_done_callback(ended)
     return widget
