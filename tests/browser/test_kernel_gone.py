@@ -11,6 +11,7 @@ from playwright.sync_api import Page, expect
 from .conftest import OpenNotebook, decide
 from .jupyter import NotebookPage
 from .test_surfaces import OPEN_WEATHER, WEATHER, card, surface
+from .test_waiting import CALL
 
 SETUP = """\
 import tempfile
@@ -26,10 +27,6 @@ def refresh(event):
 host
 """
 INSPECTOR = "host.inspector"
-CALL = """\
-result = await agent.call('artifact.save', {'path': 'w.txt', 'content': 'a'},
-                          reason='save the report', call_id='w1')
-print('status=' + result.status)"""
 
 # The notebook's session, found by its path, as JupyterLab's own commands use it.
 _SESSION = """async ([name, action]) => {

@@ -16,15 +16,13 @@ from .conftest import OpenNotebook
 from .jupyter import JupyterServer
 from .test_kernel_gone import NOT_CONNECTED, click_surface
 from .test_surfaces import OPEN_WEATHER, SETUP, WEATHER, card, surface
+from .test_waiting import CALL
 
 WIDGET_SETTINGS = "@jupyter-widgets/jupyterlab-manager:plugin"
 UNSYNCED = (
     "no kernel answered this view (a notebook reopened with a new kernel): it shows what the "
     "notebook saved, read-only. Run the cell again to draw it live."
 )
-WAITING_CALL = """\
-result = await agent.call('artifact.save', {'path': 'w.txt', 'content': 'a'},
-                          reason='save the report', call_id='w1')"""
 
 
 @contextmanager
@@ -84,7 +82,7 @@ def test_a_notebook_saved_with_jupyterlabs_defaults_reopens_on_its_saved_picture
     views keep their own state in the notebook at each save (js/notebook_state.js): reopened
     with a new kernel, the host draws its surfaces as saved and the waiting line no longer
     says "waiting", each with the line that says it is not live and how to bring it back."""
-    notebook = open_notebook([SETUP, OPEN_WEATHER, WAITING_CALL], run=False)
+    notebook = open_notebook([SETUP, OPEN_WEATHER, CALL], run=False)
     page = notebook.page
     page.evaluate("() => { void window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
     waiting = page.locator(".jp-Cell").last.locator(".lineup-waiting-box")
