@@ -30,8 +30,10 @@ export const GONE_TEXT = {
   shutdown: "the kernel was shut down. Start a kernel and run the cell again to draw it live.",
   dead: "the kernel died. Restart it, then run the cell again to draw it live.",
   replaced: "the notebook's kernel was changed. Run the cell again to draw this view live.",
+  // Also what a view mounted while its kernel is busy with a long cell says until the kernel
+  // answers (the snapshot clears it): the notebook's saved picture is the likely case.
   unsynced:
-    "no kernel answered this view (a notebook reopened with a new kernel): it shows what the notebook saved, read-only. Run the cell again to draw it live.",
+    "no kernel has answered this view (a notebook reopened with a new kernel, or a kernel busy with a long cell): it shows what the notebook saved, read-only. Run the cell again to draw it live.",
 };
 
 /** How long a view waits for its kernel's first answer before it calls itself a saved picture. */

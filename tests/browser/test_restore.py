@@ -20,8 +20,9 @@ from .test_waiting import CALL
 
 WIDGET_SETTINGS = "@jupyter-widgets/jupyterlab-manager:plugin"
 UNSYNCED = (
-    "no kernel answered this view (a notebook reopened with a new kernel): it shows what the "
-    "notebook saved, read-only. Run the cell again to draw it live."
+    "no kernel has answered this view (a notebook reopened with a new kernel, or a kernel busy "
+    "with a long cell): it shows what the notebook saved, read-only. Run the cell again to "
+    "draw it live."
 )
 
 
