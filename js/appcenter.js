@@ -11,6 +11,7 @@
 
 import { guardDecision } from "./decision_input.js";
 import { ACCEPT, button, element, STYLED } from "./dom.js";
+import { KERNEL_LINK_STYLE, KernelLine, viewSignal, watchKernel } from "./kernel_link.js";
 import { trustText } from "./trust.js";
 
 /**
@@ -48,8 +49,9 @@ export function newerVersions(app) {
 
 /** @param {{ model: Model, el: HTMLElement, signal?: AbortSignal }} context */
 function render({ model, el, signal }) {
+  const stop = viewSignal(signal);
   const style = document.createElement("style");
-  style.textContent = STYLE;
+  style.textContent = STYLE + KERNEL_LINK_STYLE;
   const root = element("div", "lineup-apps");
   const bar = element("div", "lineup-apps-bar");
   const trust = element("span", "lineup-apps-trust");
@@ -63,9 +65,15 @@ function render({ model, el, signal }) {
   const table = element("table", "");
   root.append(bar, notice, table);
   el.append(style, root);
+  const line = new KernelLine(root, stop.signal);
+  watchKernel(model, (gone) => line.set(gone), stop.signal);
 
   const send = (/** @type {import("./view_protocol.js").AppCenterViewMessage} */ content) => {
     notice.textContent = "";
+    if (line.gone) {
+      line.refuse();
+      return;
+    }
     try {
       model.send(content);
     } catch (error) {
@@ -202,6 +210,7 @@ function render({ model, el, signal }) {
   draw();
 
   const cleanup = () => {
+    stop.abort();
     model.off("change:apps", draw);
     model.off("change:trust", draw);
     model.off("change:verification", draw);

@@ -49,6 +49,9 @@ export const COMPONENT_STYLE = `${BLOCKS_STYLE}
 .lineup-option { display: block; margin: 2px 0; }
 .lineup-actions { display: flex; gap: 8px; margin-top: 6px; }
 .lineup-actions button { cursor: pointer; }
+.lineup-question fieldset[disabled] .lineup-actions button { cursor: default; opacity: 0.45; }
+.lineup-question fieldset[disabled] .lineup-actions button[aria-pressed="true"] { opacity: 1; box-shadow: 0 0 0 2px var(--jp-brand-color1, #1976d2); }
+.lineup-question fieldset[disabled] .lineup-actions button[aria-pressed="true"]::before { content: "✓ "; }
 .lineup-question fieldset:not([disabled]) .lineup-actions button:not([data-armed]), .lineup-question fieldset:not([disabled]) .lineup-option:not([data-armed]) { opacity: 0.6; }
 .lineup-question input[type="text"], .lineup-question input[type="number"] { width: 100%; max-width: 480px; box-sizing: border-box; }
 .lineup-problem { color: var(--jp-error-color1, #d32f2f); font-size: 12px; min-height: 1em; }
@@ -427,9 +430,14 @@ function drawQuestion(card, view, answer) {
     }
   }
   if (view.answer) {
+    // Answered: inert (the fieldset disables every control), the button that answered marked.
     fieldset.disabled = true;
     const outcome = view.answer.status === "cancelled" ? "Cancelled." : `Answered: ${describe(view)}`;
     fieldset.append(element("div", "lineup-outcome", outcome));
+    const [accept, refuse] = actions.querySelectorAll("button");
+    const refused = view.answer.status === "cancelled" || (view.kind === "confirm" && view.answer.value === false);
+    const chosen = refused ? refuse : accept;
+    chosen?.setAttribute("aria-pressed", "true");
   }
 }
 

@@ -1,7 +1,8 @@
 // The host view's line to the kernel: what it sends, in the order the user did it.
 //
 // Without a kernel (a notebook reopened, a kernel that died) sending throws: the view then
-// stays as it is, read-only, instead of breaking. What the user did before the kernel answered
+// stays as it is, read-only, instead of breaking. Once the view knows the kernel is gone
+// (kernel_link.js), nothing is sent: `refuse` tells the user instead. What the user did before the kernel answered
 // the first sync (a click on a surface that just appeared) waits, in order, instead of being
 // lost; a view that never connects keeps only the first few. Surface events are batched when
 // they come thick (state_queue.js EventBatcher); any other message first lets the waiting
@@ -30,6 +31,8 @@ export class Connection {
   constructor(model, clock = {}) {
     this.model = model;
     this.connected = false;
+    /** While the kernel is gone: told instead of sending (kernel_link.js). @type {(() => void) | null} */
+    this.refuse = null;
     /** @type {HostViewMessage[]} */
     this.early = [];
     /** @type {EventBatcher<EventItem>} */
@@ -42,6 +45,10 @@ export class Connection {
 
   /** Send at once, connected or not (a sync, a consent card's decision). @param {HostViewMessage} content */
   send(content) {
+    if (this.refuse) {
+      this.refuse();
+      return;
+    }
     try {
       this.model.send(content);
     } catch (error) {

@@ -10,6 +10,8 @@
 
 import { button, element } from "./dom.js";
 import { arrow, clock, gist, matches, plural, problem, RecordLog } from "./inspector_model.js";
+import { KERNEL_LINK_STYLE, KernelLine, SYNC_TIMEOUT_MS, viewSignal, watchKernel } from "./kernel_link.js";
+import { keepInNotebook } from "./notebook_state.js";
 
 /**
  * @typedef {import("./inspector_model.js").InspectorRecord} InspectorRecord
@@ -75,8 +77,9 @@ function fillSelect(select, label, values, current) {
 
 /** @param {{ model: Model, el: HTMLElement, signal?: AbortSignal }} context */
 function render({ model, el, signal }) {
+  const stop = viewSignal(signal);
   const style = document.createElement("style");
-  style.textContent = STYLE;
+  style.textContent = STYLE + KERNEL_LINK_STYLE;
   const root = element("div", "lineup-inspector");
   root.setAttribute("role", "region");
   root.setAttribute("aria-label", "LineUp inspector");
@@ -115,6 +118,18 @@ function render({ model, el, signal }) {
   body.setAttribute("role", "tabpanel");
   root.append(bar, body);
   el.append(style, root);
+  // Reading what already arrived needs no kernel: the tabs and filters keep working without one.
+  for (const local of [...Object.values(tabs), typeFilter, instanceFilter, problemsLabel, healthLabel]) {
+    local.dataset.offlineOk = "";
+  }
+  const line = new KernelLine(root, stop.signal);
+  let synced = false;
+  watchKernel(model, (gone) => line.set(gone), stop.signal);
+  keepInNotebook(model, stop.signal);
+  // No kernel answers a view restored from a saved notebook: the history is the kernel's.
+  const timer = setTimeout(() => {
+    if (!synced && line.gone === null) line.set("unsynced");
+  }, SYNC_TIMEOUT_MS);
 
   const log = new RecordLog(1000);
   let dropped = 0;
@@ -128,6 +143,10 @@ function render({ model, el, signal }) {
   let states = null;
 
   const send = (/** @type {import("./view_protocol.js").InspectorViewMessage} */ content) => {
+    if (line.gone) {
+      line.refuse();
+      return;
+    }
     try {
       model.send(content);
     } catch (error) {
@@ -300,6 +319,8 @@ function render({ model, el, signal }) {
   /** @param {any} content @param {DataView<ArrayBuffer>[]} [buffers] */
   const onCustom = (content, buffers) => {
     if (content?.kind === "reset") {
+      synced = true;
+      if (line.gone === "unsynced") line.set(null);
       log.reset(content.records, content.size, content.health_size);
       dropped = content.dropped;
       summary = content.summary;
@@ -339,6 +360,8 @@ function render({ model, el, signal }) {
   send({ kind: "sync" }); // each view starts from the kernel's copy (a reload, a second view)
 
   const cleanup = () => {
+    stop.abort();
+    clearTimeout(timer);
     model.off("msg:custom", onCustom);
     style.remove();
     root.remove();

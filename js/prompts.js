@@ -11,7 +11,7 @@
 // did goes to the kernel as `outcome`, which the kernel checks.
 
 import { guardDecision } from "./decision_input.js";
-import { ACCEPT, button, element, REJECT } from "./dom.js";
+import { ACCEPT, button, element, REJECT, STYLED } from "./dom.js";
 import { clip, describeUrl, fieldOrder, hasHidden, KEY_FIELDS, visible } from "./honest_text.js";
 
 /**
@@ -191,7 +191,11 @@ function fillBounded(into, text, limit, multiline) {
   into.replaceChildren(...shown(visible(head, { multiline })));
   if (!omitted) return;
   into.append(`… (${omitted.toLocaleString("en")} more characters)`);
-  const more = button("lineup-prompt-more", `Show all (${(limit + omitted).toLocaleString("en")} characters)`);
+  const more = button(
+    `lineup-prompt-more ${STYLED}`,
+    `Show all (${(limit + omitted).toLocaleString("en")} characters)`,
+  );
+  more.dataset.offlineOk = ""; // it only shows what the card already has
   more.addEventListener("click", () => {
     into.replaceChildren(...shown(visible(text, { multiline })));
   });
@@ -246,7 +250,7 @@ function rememberScope(spec) {
  */
 function grantLine(grant, send) {
   const line = element("div", "lineup-consent-grant");
-  const revoke = button("lineup-revoke", "Revoke");
+  const revoke = button(`lineup-revoke ${STYLED}`, "Revoke");
   revoke.setAttribute("aria-label", `Revoke the remembered permission for ${grant.capability}`);
   revoke.addEventListener("click", () =>
     send({ kind: "consent_revoke", capability: grant.capability, session: grant.session }),
@@ -444,7 +448,7 @@ export function mountPrompts({ model, root, send, signal, arrived = () => {} }) 
     // a surface drew inside its frame.
     const allow = button(`lineup-allow ${ACCEPT}`, "Allow");
     const deny = button(`lineup-deny ${REJECT}`, "Deny");
-    const dismiss = button("lineup-dismiss", "Close");
+    const dismiss = button(`lineup-dismiss ${STYLED}`, "Close");
     dismiss.title = "Close this request without deciding (the agent hears: cancelled)";
     actions.append(allow, deny, dismiss);
     card.append(actions, note);

@@ -6,12 +6,15 @@
 
 /**
  * The widget's model as anywidget gives it to a view: `Out` is what the view may send.
+ * `widget_manager` is the page's (JupyterLab's, Voilà's): only js/kernel_link.js and
+ * js/notebook_state.js read it, to learn of the kernel and the notebook's saves.
  * @template [Out=never]
  * @typedef {{ get(name: string): any, set(name: string, value: any): void,
  *   save_changes?(): void,
  *   send(content: Out, callbacks?: unknown, buffers?: ArrayBuffer[]): void,
  *   on(name: string, callback: (...args: any[]) => void): void,
- *   off(name: string, callback: (...args: any[]) => void): void }} Model
+ *   off(name: string, callback: (...args: any[]) => void): void,
+ *   widget_manager?: any }} Model
  */
 
 /**
@@ -180,6 +183,12 @@
  * The whole history as JSON Lines, for a download.
  * @typedef {object} ExportRequest
  * @property {"export"} kind
+ */
+
+/**
+ * A waiting line starts (js/waiting.js): does a kernel hold its wait? (`live`)
+ * @typedef {object} WaitingSync
+ * @property {"sync"} kind
  */
 
 /**
@@ -479,6 +488,12 @@
  */
 
 /**
+ * The kernel holds this line's wait: the line is live, not a saved picture.
+ * @typedef {object} WaitingLive
+ * @property {"live"} kind
+ */
+
+/**
  * Why the app center could not do what the user asked.
  * @typedef {object} Notice
  * @property {"notice"} kind
@@ -493,6 +508,8 @@
 
 /** @typedef {Refresh | Verify | AppAction} AppCenterViewMessage */
 
+/** @typedef {WaitingSync} WaitingViewMessage */
+
 /** @typedef {Snapshot | Feed | AnswerRefused | Consent | ConsentDelta} HostKernelMessage */
 
 /** @typedef {OpenOp | CloseOp | StateOp | PatchOp | ComponentOp | SpliceOp | RemovedOp | McpOpenOp | McpCloseOp | McpNotifyOp | McpResponseOp | McpNoteOp} FeedOpMessage */
@@ -500,5 +517,7 @@
 /** @typedef {Records | Reset | States | Export} InspectorKernelMessage */
 
 /** @typedef {Notice} AppCenterKernelMessage */
+
+/** @typedef {WaitingLive} WaitingKernelMessage */
 
 export {};

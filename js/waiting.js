@@ -2,11 +2,18 @@
 // line in that cell's output pointing to the consent card or the question, which the host
 // draws in its own output, maybe far above. "Show" scrolls it into view; once it is decided or
 // answered, the line says how. Strings go in as text (dom.js).
+//
+// A line still "waiting" without a kernel would lie: the wait ended with it. So the line asks
+// the kernel once (`sync`, answered `live`); a line restored from a saved notebook gets no
+// answer, and a kernel that goes (kernel_link.js) takes the wait with it: either way the line
+// says so.
 
 import { button, element, STYLED } from "./dom.js";
+import { KERNEL_LINK_STYLE, KernelLine, SYNC_TIMEOUT_MS, viewSignal, watchKernel } from "./kernel_link.js";
+import { keepInNotebook } from "./notebook_state.js";
 
 /**
- * @typedef {import("./view_protocol.js").Model} Model
+ * @typedef {import("./view_protocol.js").Model<import("./view_protocol.js").WaitingViewMessage>} Model
  */
 
 /** The host's element for a call or a question, if a view of the host is on this page.
@@ -19,8 +26,9 @@ export function findTarget(doc, kind, target) {
   return /** @type {HTMLElement | null} */ (doc.querySelector(selector));
 }
 
-/** The line's text. @param {string} status @param {string} kind @param {string} label */
-export function waitingText(status, kind, label) {
+/** The line's text. @param {string} status @param {string} kind @param {string} label @param {boolean} [connected] */
+export function waitingText(status, kind, label, connected = true) {
+  if (status === "waiting" && !connected) return `${label}: no longer waiting (no kernel holds this wait)`;
   if (status === "waiting") {
     return kind === "call" ? `Waiting for your decision: ${label}` : `Waiting for your answer: ${label}`;
   }
@@ -37,20 +45,30 @@ const STYLE = `
 
 /** @param {{ model: Model, el: HTMLElement, signal?: AbortSignal }} context */
 function render({ model, el, signal }) {
+  const stop = viewSignal(signal);
   const style = element("style", "");
-  style.textContent = STYLE;
+  style.textContent = STYLE + KERNEL_LINK_STYLE;
+  const box = element("div", "lineup-waiting-box");
   const line = element("div", "lineup-waiting");
   const text = element("span", "lineup-waiting-text");
   const show = button(`lineup-waiting-show ${STYLED}`, "Show");
   const note = element("span", "lineup-waiting-note");
+  show.dataset.offlineOk = ""; // it only scrolls the page
   line.append(text, show, note);
-  el.append(style, line);
+  box.append(line);
+  el.append(style, box);
+  const kernel = new KernelLine(box, stop.signal);
+  /** @type {import("./kernel_link.js").Gone | null} */
+  let gone = null;
+  let live = false;
   const draw = () => {
     const status = String(model.get("status"));
     const kind = String(model.get("kind"));
-    line.dataset.status = status === "waiting" ? "waiting" : "done";
-    text.textContent = waitingText(status, kind, String(model.get("label")));
-    show.hidden = status !== "waiting";
+    const connected = gone === null;
+    kernel.set(gone);
+    line.dataset.status = status === "waiting" && connected ? "waiting" : "done";
+    text.textContent = waitingText(status, kind, String(model.get("label")), connected);
+    show.hidden = status !== "waiting" || !connected;
     if (status !== "waiting") note.textContent = "";
   };
   show.addEventListener("click", () => {
@@ -64,12 +82,42 @@ function render({ model, el, signal }) {
     found.classList.add("lineup-flash");
     setTimeout(() => found.classList.remove("lineup-flash"), 1500);
   });
+  /** @param {any} content */
+  const onCustom = (content) => {
+    if (content?.kind !== "live") return;
+    live = true;
+    if (gone === "unsynced") gone = null;
+    draw();
+  };
+  watchKernel(
+    model,
+    (next) => {
+      gone = next;
+      draw();
+    },
+    stop.signal,
+  );
+  keepInNotebook(model, stop.signal);
   model.on("change:status", draw);
+  model.on("msg:custom", onCustom);
   draw();
+  try {
+    model.send({ kind: "sync" });
+  } catch (error) {
+    console.warn("[lineup] the kernel is not reachable:", error);
+  }
+  const timer = setTimeout(() => {
+    if (live || gone !== null) return;
+    gone = "unsynced";
+    draw();
+  }, SYNC_TIMEOUT_MS);
   const cleanup = () => {
+    stop.abort();
+    clearTimeout(timer);
     model.off("change:status", draw);
+    model.off("msg:custom", onCustom);
     style.remove();
-    line.remove();
+    box.remove();
   };
   signal?.addEventListener("abort", cleanup);
   return cleanup;

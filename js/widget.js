@@ -15,8 +15,10 @@ import { applyOp, FeedSequence, replaceAll } from "./deltas.js";
 import { element } from "./dom.js";
 import { guardFocus, probeShell } from "./focus_guard.js";
 import { surfaceScript } from "./frames.js";
+import { KERNEL_LINK_STYLE, KernelLine, SYNC_TIMEOUT_MS, viewSignal, watchKernel } from "./kernel_link.js";
 import { MCP_STYLE } from "./mcp_card_parts.js";
 import { McpCards } from "./mcp_cards.js";
+import { keepInNotebook } from "./notebook_state.js";
 import { mountProblems, PROBLEMS_STYLE } from "./problems.js";
 import { mountPrompts } from "./prompts.js";
 import { Relay, silentAt } from "./relay.js";
@@ -44,7 +46,7 @@ export function configOf(model) {
     max_height: 800,
     events_per_second: 50,
     event_burst: 100,
-    sync_timeout_ms: 5000,
+    sync_timeout_ms: SYNC_TIMEOUT_MS,
     ping_ms: 2000,
     stall_ms: 5000,
     restart_ms: 1500,
@@ -64,7 +66,7 @@ const STYLE = `
 .lineup-close { border: 0; background: transparent; font-size: 16px; line-height: 1; cursor: pointer; color: inherit; padding: 2px 6px; }
 .lineup-close:focus-visible { outline: 2px solid var(--jp-brand-color1, #1976d2); }
 .lineup-shell { display: block; width: 100%; border: 0; }
-.lineup-status, .lineup-stalled, .lineup-blocked { font-size: 12px; padding: 4px 8px; color: var(--jp-warn-color0, #a66); }
+.lineup-stalled, .lineup-blocked { font-size: 12px; padding: 4px 8px; color: var(--jp-warn-color0, #a66); }
 .lineup-stop { margin-left: 8px; }
 .lineup-trust { font-size: 11px; color: var(--jp-ui-font-color2, #666); }
 .lineup-trust[data-mode="strict"] { color: var(--jp-success-color1, #2e7d32); }
@@ -93,15 +95,12 @@ function devModeShown(signal) {
 
 /** @param {{ model: HostModel, el: HTMLElement, signal?: AbortSignal }} context */
 function render({ model, el, signal }) {
-  const stop = new AbortController();
-  signal?.addEventListener("abort", () => stop.abort());
+  const stop = viewSignal(signal);
   const config = configOf(model);
   const style = document.createElement("style");
-  style.textContent = STYLE + COMPONENT_STYLE + AGENTS_STYLE + PROBLEMS_STYLE + MCP_STYLE;
+  style.textContent = STYLE + COMPONENT_STYLE + AGENTS_STYLE + PROBLEMS_STYLE + MCP_STYLE + KERNEL_LINK_STYLE;
   el.append(style);
   const root = element("div", "lineup-host");
-  const status = element("div", "lineup-status");
-  status.hidden = true;
   // What arrives goes below what the user is working with, never above it (docs/security.md,
   // "Decisions"): the surfaces and MCP apps, then the standard components (markdown,
   // questions...), then the consent cards (prompts.js), each region growing at its end.
@@ -117,10 +116,30 @@ function render({ model, el, signal }) {
   agentList.setAttribute("role", "status");
   // What the user's handlers raised: in the surface's card when it has one, else here.
   const problemList = element("div", "lineup-handler-problems");
-  root.append(trust, agentList, problemList, status, surfaceList, componentList);
+  root.append(trust, agentList, problemList, surfaceList, componentList);
   el.append(root);
 
   const connection = new Connection(model);
+  // Whether a kernel hears this view (kernel_link.js): gone with it, or never answered (a
+  // reopened notebook's saved picture); either way, read-only and said so at the top.
+  const line = new KernelLine(root, stop.signal);
+  /** @type {import("./kernel_link.js").Gone | null} */
+  let kernelGone = null;
+  let unsynced = false;
+  const showLink = () => {
+    const gone = kernelGone ?? (unsynced ? "unsynced" : null);
+    line.set(gone);
+    connection.refuse = gone === null ? null : () => line.refuse();
+  };
+  watchKernel(
+    model,
+    (gone) => {
+      kernelGone = gone;
+      showLink();
+    },
+    stop.signal,
+  );
+  keepInNotebook(model, stop.signal);
   const sendInOrder = (/** @type {HostViewMessage} */ content) => connection.sendInOrder(content);
   const surfaces = new Surfaces({
     root: surfaceList,
@@ -278,7 +297,8 @@ function render({ model, el, signal }) {
     const message = /** @type {HostKernelMessage} */ (content);
     if (message?.kind === "snapshot") {
       connection.connect();
-      status.hidden = true;
+      unsynced = false;
+      showLink();
       const lists = picture();
       replaceAll(lists.surfaces, message.surfaces ?? []);
       replaceAll(lists.components, message.components ?? []);
@@ -318,8 +338,8 @@ function render({ model, el, signal }) {
   connection.send({ kind: "sync" });
   const timer = setTimeout(() => {
     if (connection.connected) return;
-    status.textContent = "Disconnected: showing the last saved state, read-only. Run the cell again to reconnect.";
-    status.hidden = false;
+    unsynced = true;
+    showLink();
   }, config.sync_timeout_ms);
 
   stop.signal.addEventListener("abort", () => {

@@ -34,6 +34,8 @@ __all__ = [
     "INSPECTOR_SENDS",
     "INSPECTOR_TAKES",
     "SETS",
+    "WAITING_SENDS",
+    "WAITING_TAKES",
     "MessageSet",
 ]
 
@@ -218,6 +220,12 @@ class ExportRequest(TypedDict):
     """The whole history as JSON Lines, for a download."""
 
     kind: Literal["export"]
+
+
+class WaitingSync(TypedDict):
+    """A waiting line starts (js/waiting.js): does a kernel hold its wait? (``live``)"""
+
+    kind: Literal["sync"]
 
 
 class Refresh(TypedDict):
@@ -540,6 +548,12 @@ class Export(TypedDict):
     count: int
 
 
+class WaitingLive(TypedDict):
+    """The kernel holds this line's wait: the line is live, not a saved picture."""
+
+    kind: Literal["live"]
+
+
 class Notice(TypedDict):
     """Why the app center could not do what the user asked."""
 
@@ -609,17 +623,21 @@ HOST_TAKES = MessageSet(
 EVENT_ITEM = MessageSet("EventItem", RelayedEvent, Refused)  # an item of "events", never a batch
 INSPECTOR_TAKES = MessageSet("InspectorViewMessage", InspectorSync, StatesRequest, ExportRequest)
 APP_CENTER_TAKES = MessageSet("AppCenterViewMessage", Refresh, Verify, AppAction)
+WAITING_TAKES = MessageSet("WaitingViewMessage", WaitingSync)
 HOST_SENDS = MessageSet("HostKernelMessage", Snapshot, Feed, AnswerRefused, Consent, ConsentDelta)
 FEED_OPS = MessageSet("FeedOpMessage", *typing.get_args(FeedOp), key="op")
 INSPECTOR_SENDS = MessageSet("InspectorKernelMessage", Records, Reset, States, Export)
 APP_CENTER_SENDS = MessageSet("AppCenterKernelMessage", Notice)
+WAITING_SENDS = MessageSet("WaitingKernelMessage", WaitingLive)
 SETS = (  # every set, in the order js/view_protocol.js lists them
     HOST_TAKES,
     EVENT_ITEM,
     INSPECTOR_TAKES,
     APP_CENTER_TAKES,
+    WAITING_TAKES,
     HOST_SENDS,
     FEED_OPS,
     INSPECTOR_SENDS,
     APP_CENTER_SENDS,
+    WAITING_SENDS,
 )

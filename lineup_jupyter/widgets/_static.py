@@ -11,6 +11,7 @@ string goes in escaped and cut (docs/agents.md, "Demos that travel").
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterable
 from html import escape
 from typing import TYPE_CHECKING, Any
@@ -139,10 +140,16 @@ def host_static(host: Host) -> tuple[str, str]:
         f"{_plural(len(surfaces), 'surface')}, {_plural(len(components), 'component')}, "
         f"{_plural(len(waiting), 'call')} waiting for consent"
     )
-    text = [head]
+    # Taken when the cell displayed the host: a later update of this picture would draw the
+    # live view again (every surface frame reloaded), so it says when it was taken instead.
+    taken = (
+        f"A picture taken when this cell ran ({time.strftime('%Y-%m-%d %H:%M:%S %Z')}): what "
+        "changed later is not in it. Run the notebook to see it live."
+    )
+    text = [head, taken]
     html = [
         '<div class="lineup-static" style="font-family: sans-serif">',
-        f"<p><b>{escape(head)}</b><br><small>A saved view: run the notebook to use it.</small></p>",
+        f"<p><b>{escape(head)}</b><br><small>{escape(taken)}</small></p>",
     ]
     surface_lines = []
     for surface in surfaces:

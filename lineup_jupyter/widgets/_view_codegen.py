@@ -34,12 +34,15 @@ _JS_HEADER = """\
 
 /**
  * The widget's model as anywidget gives it to a view: `Out` is what the view may send.
+ * `widget_manager` is the page's (JupyterLab's, Voilà's): only js/kernel_link.js and
+ * js/notebook_state.js read it, to learn of the kernel and the notebook's saves.
  * @template [Out=never]
  * @typedef {{ get(name: string): any, set(name: string, value: any): void,
  *   save_changes?(): void,
  *   send(content: Out, callbacks?: unknown, buffers?: ArrayBuffer[]): void,
  *   on(name: string, callback: (...args: any[]) => void): void,
- *   off(name: string, callback: (...args: any[]) => void): void }} Model
+ *   off(name: string, callback: (...args: any[]) => void): void,
+ *   widget_manager?: any }} Model
  */
 """
 

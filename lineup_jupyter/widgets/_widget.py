@@ -489,6 +489,19 @@ class WaitingWidget(anywidget.AnyWidget):
     label = traitlets.Unicode().tag(sync=True)
     status = traitlets.Unicode("waiting").tag(sync=True)
 
+    def __init__(self, **traits: Any) -> None:
+        super().__init__(**traits)
+        self.on_msg(self._on_message)
+
+    def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        view_messages.handle(None, content, vp.WAITING_TAKES, {"sync": self._on_sync})
+
+    def _on_sync(self, _message: vp.WaitingSync) -> None:
+        """A line asks whether a kernel holds its wait: one restored from a saved notebook
+        gets no answer and says it is a picture (js/waiting.js)."""
+        live: vp.WaitingLive = {"kind": "live"}
+        self.send(live)
+
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         line = f"{self.label}: {self.status}"
         return _with_static(super()._repr_mimebundle_(**kwargs), line, f"<p>{escape(line)}</p>")
@@ -518,15 +531,22 @@ def point_to(kind: str, target: str, label: str, outcome: Pending[Any]) -> Waiti
     from IPython.display import display
 
     widget = WaitingWidget(kind=kind, target=target, label=label)
-    display(widget)  # type: ignore[no-untyped-call]  # IPython ships no types for it
+    # A handle on the output: its saved and exported picture (the static text/html) is
+    # written again with how the wait ended, instead of "waiting" above the cell's result.
+    handle = display(widget, display_id=True)  # type: ignore[no-untyped-call]  # IPython ships no types
     home = HostThread()  # the cell's loop: the value may come on another thread
+
+    def show(text: str) -> None:
+        widget.status = text
+        if handle is not None:
+            handle.update(widget)
 
     def ended(value: Any) -> None:
         status = getattr(value, "status", None)
         text = str(status) if kind == "call" else f"answered: {value!r}"
         if kind == "question" and value is None:
             text = "cancelled"
-        home.call(lambda: setattr(widget, "status", text), "showing how a wait ended")
+        home.call(lambda: show(text), "showing how a wait ended")
 
     outcome.add_done_callback(ended)
     return widget

@@ -128,7 +128,9 @@ def test_a_saved_notebook_reopened_without_its_kernel_shows_the_last_changes(
         jupyter.shutdown_kernels()
         notebook.reload(save=False)
 
-        expect(page.locator(".lineup-host .lineup-status")).to_contain_text("Disconnected")
+        expect(page.locator(".lineup-host .lineup-kernel-gone")).to_contain_text(
+            "Not connected to a kernel"
+        )
         expect(surface(page, "chart.01").locator("#v")).to_have_text("cursor 7 100")
         assert markdown_html(page, "answer") == whole
 

@@ -14,9 +14,16 @@ from playwright.sync_api import expect
 
 from .conftest import FRESH_PAGE, OpenNotebook
 from .jupyter import JupyterServer
+from .test_kernel_gone import NOT_CONNECTED, click_surface
 from .test_surfaces import OPEN_WEATHER, SETUP, WEATHER, card, surface
+from .test_waiting import CALL
 
 WIDGET_SETTINGS = "@jupyter-widgets/jupyterlab-manager:plugin"
+UNSYNCED = (
+    "no kernel has answered this view (a notebook reopened with a new kernel, or a kernel busy "
+    "with a long cell): it shows what the notebook saved, read-only. Run the cell again to "
+    "draw it live."
+)
 
 
 @contextmanager
@@ -58,17 +65,44 @@ def test_a_notebook_reopened_without_its_kernel_says_so_and_stays_read_only(
         jupyter.shutdown_kernels()  # the kernel that held the host is gone
         notebook.reload(save=False)  # JupyterLab starts a new kernel, which knows no host
 
-        status = page.locator(".lineup-host .lineup-status")
-        expect(status).to_have_text(
-            "Disconnected: showing the last saved state, read-only. "
-            "Run the cell again to reconnect."
-        )
+        status = page.locator(".lineup-host .lineup-kernel-gone")
+        expect(status).to_have_text(f"Not connected to a kernel: {UNSYNCED}")
         expect(surface(page, WEATHER).locator("#city")).to_have_text("Beijing 22")
-        surface(page, WEATHER).locator("#refresh").click()
+        click_surface(page, WEATHER)  # the frame takes no pointer: the card answers
+        expect(page.locator(".lineup-host .lineup-kernel-refused")).to_have_text(NOT_CONNECTED)
         card(page, WEATHER).locator("button.lineup-close").click()
         expect(card(page, WEATHER)).to_have_count(1)  # nothing to close it: read-only
         expect(surface(page, WEATHER).locator("#city")).to_have_text("Beijing 22")
         assert errors == []
+
+
+def test_a_notebook_saved_with_jupyterlabs_defaults_reopens_on_its_saved_picture(
+    open_notebook: OpenNotebook, jupyter: JupyterServer
+) -> None:
+    """JupyterLab saves no widget state by default (saveState off), and a reopened notebook
+    showed "Error displaying widget: model not found" for the host and the waiting line. The
+    views keep their own state in the notebook at each save (js/notebook_state.js): reopened
+    with a new kernel, the host draws its surfaces as saved and the waiting line no longer
+    says "waiting", each with the line that says it is not live and how to bring it back."""
+    notebook = open_notebook([SETUP, OPEN_WEATHER, CALL], run=False)
+    page = notebook.page
+    page.evaluate("() => { void window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+    waiting = page.locator(".jp-Cell").last.locator(".lineup-waiting-box")
+    expect(waiting).to_contain_text("Waiting for your decision")
+    expect(surface(page, WEATHER).locator("#city")).to_have_text("Beijing 22")
+
+    notebook.command("docmanager:save")
+    jupyter.shutdown_kernels()
+    notebook.reload(save=False)
+
+    host = page.locator(".lineup-host")
+    expect(host.locator(".lineup-kernel-gone")).to_have_text(
+        f"Not connected to a kernel: {UNSYNCED}"
+    )
+    expect(surface(page, WEATHER).locator("#city")).to_have_text("Beijing 22")
+    expect(waiting).to_contain_text("no longer waiting (no kernel holds this wait)")
+    expect(waiting.locator(".lineup-kernel-gone")).to_contain_text(UNSYNCED)
+    expect(page.get_by_text("Error displaying widget")).to_have_count(0)
 
 
 def test_a_moved_cell_rebuilds_its_surfaces_on_their_latest_state(

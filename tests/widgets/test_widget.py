@@ -404,3 +404,17 @@ def test_h42_the_view_lists_agents_outside_the_kernel_and_how_they_ended(
     assert [(a["agent_id"], a["problem"]) for a in widget.agents][1] == ("agent_q", None)
     quiet.close()
     assert widget.agents[1]["status"] == "closed"
+
+
+def test_a_waiting_line_that_asks_is_answered_live_and_nothing_else_is_taken() -> None:
+    """js/waiting.js asks once (``sync``); a kernel that holds the wait answers ``live``, so a
+    line restored from a saved notebook (no answer) can say it is a picture (issue 24)."""
+    from lineup_jupyter.widgets._widget import WaitingWidget
+
+    widget = WaitingWidget(kind="call", target="c1", label="artifact.save")
+    sent: list[Any] = []
+    widget.send = lambda content, buffers=None: sent.append(content)
+    view_sends(widget, {"kind": "sync"})
+    view_sends(widget, {"kind": "answer", "component_id": "x", "status": "answered"})
+    assert sent == [{"kind": "live"}]
+    widget.close()
