@@ -76,6 +76,7 @@ def test_a_notebook_reopened_without_its_kernel_says_so_and_stays_read_only(
         assert errors == []
 
 
+@FRESH_PAGE
 def test_a_notebook_saved_with_jupyterlabs_defaults_reopens_on_its_saved_picture(
     open_notebook: OpenNotebook, jupyter: JupyterServer
 ) -> None:
