@@ -143,6 +143,12 @@ export class McpCards {
       app.spec = spec;
       this.drawNotes(app);
     }
+    if (spec.refused != null) {
+      // Its resource was refused (too large, not an app): the card says why, where the user
+      // looks for the app; there is no frame to build and nothing to grant.
+      this.line(app, "refused", `Not shown: ${spec.refused}`);
+      return;
+    }
     this.drawGrants(app);
     if (app.frame?.generation !== spec.generation) {
       if (app.frame) this.retire(app.frame);

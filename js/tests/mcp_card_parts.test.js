@@ -24,6 +24,7 @@ const spec = (fields) =>
     arguments: {},
     result: null,
     cancelled: null,
+    refused: null,
     generation: 1,
     notes: [],
     ...fields,

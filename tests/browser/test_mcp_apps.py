@@ -23,7 +23,7 @@ from playwright.sync_api import BrowserContext, FrameLocator, Locator, Page, Rou
 
 from .canary import Canary
 from .conftest import OpenNotebook, Screenshot, decide, settled
-from .jupyter import NotebookPage
+from .jupyter import CellError, NotebookPage
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -415,6 +415,40 @@ def test_the_apps_document_guards_every_script(
     assert all(text.startswith("(function realmGuard(config)") for text in texts)
     outer = page.locator(".lineup-mcp iframe.lineup-shell").get_attribute("srcdoc")
     assert outer and "frame-src 'none'" in outer
+
+
+def test_an_app_over_the_size_bound_is_refused_with_a_card(
+    open_notebook: OpenNotebook, canary: Canary
+) -> None:
+    """An app whose HTML is over ``max_html_bytes`` is refused with a card in the host view,
+    where the app would show: what was refused, its size, the bound and how to raise it; no
+    frame, nothing to grant, and the user closes it. The same card comes back from the
+    snapshot after a reload. Control: the same app under the default bound shows its frame."""
+    notebook = open_notebook([setup(canary)])
+    page = notebook.page
+    notebook.execute("small = host.connect_mcp(STDIO, name='small', max_html_bytes=1000)")
+    with pytest.raises(CellError, match="max_html_bytes"):  # the cell says so too
+        notebook.execute('small.open("show_board", {"city": "Oslo"})')
+    refused = card(page).locator(".lineup-blocked[data-kind='refused']")
+    expect(card(page)).to_have_count(1)
+    expect(card(page).locator(".lineup-title")).to_contain_text("server small")
+    expect(refused).to_contain_text(
+        re.compile(
+            r"Not shown: 'ui://board/app\.html' is \d+ bytes of HTML, over this host's 1000 "
+            r".*host\.connect_mcp\(\.\.\., max_html_bytes=\.\.\.\) allows more"
+        )
+    )
+    expect(card(page).locator("iframe")).to_have_count(0)
+    notebook.reload()
+    expect(refused).to_have_count(1)
+    card(page).locator("button.lineup-close").click()
+    expect(card(page)).to_have_count(0)
+    assert kernel_json(notebook, "len(small.apps)") == 0
+
+    notebook.execute("server = host.connect_mcp(STDIO)")
+    notebook.execute('app = server.open("show_board", {"city": "Oslo"})')
+    expect(line(page, "initialized")).to_have_count(1)
+    assert canary.total() == 0, canary.summary()
 
 
 def test_a_reload_and_a_second_view_get_the_app_from_the_snapshot(
