@@ -637,12 +637,9 @@ export class McpCards {
 
 /**
  * What a CSP block means for an app, in the card's words.
- * @param {string} directive @param {string} blocked the URL, or "eval" / "inline"
+ * @param {string} directive @param {string} blocked the URL, or "inline"
  */
 export function cspHint(directive, blocked) {
-  if (blocked === "eval") {
-    return " (this host runs no eval or new Function: a part of the app that needs them does not work here; a library that only probes for them, as the App SDK's zod does when it loads, works without them)";
-  }
   if (blocked === "inline") return " (only the app's own inline scripts run: no inline handler, no javascript: URL)";
   if (/^(connect|img|script|style|font|media)-src/.test(directive)) return " (not a domain you allowed)";
   return "";

@@ -141,7 +141,8 @@ def test_example_app_renders_and_its_button_works(
     shell = card(page).locator("iframe.lineup-shell:not([hidden])")
     if example.tall:  # sized to the viewport: it keeps the height it started at
         assert shell.evaluate("e => e.offsetHeight") >= 400
-    if example.broken is not None:
+    if example.broken is not None:  # its failure shows once its code ran: give it time
+        page.wait_for_timeout(1500)
         expect(frame.locator("body")).not_to_contain_text(example.broken)
     if example.grant is not None:  # the domain it needs: offered, and its block said
         row = f".lineup-mcp-grant[data-directive='resourceDomains'][data-domain='{example.grant}']"
