@@ -131,8 +131,6 @@ def test_example_app_renders_and_its_button_works(
     page = notebook.page
     name = re.sub(r"[^a-z0-9]", "", example.server)
     notebook.execute(f"server = host.connect_mcp({server}, name={name!r})")
-    for tool in example.allowed:
-        notebook.execute(f"host.policy.allow('mcp.{name}.{tool}')")
     arguments = json.loads(json.dumps(example.arguments).replace("{pdf}", str(pdf)))
     notebook.execute(f"app = server.open({example.tool!r}, {arguments!r})")
     expect(card(page)).to_have_count(1)

@@ -35,7 +35,6 @@ class Example:
     works: bool
     notes: str
     extra_args: tuple[str, ...] = field(default=())  # after the entry; "{pdf}" is sample_pdf()
-    allowed: tuple[str, ...] = field(default=())  # tools the user allows by policy beforehand
     grant: str | None = None  # a resourceDomains domain its grant card must offer
     tall: bool = False  # sized to the viewport: its frame keeps the start height
     broken: str | None = None  # text the app shows when it failed (it must not)
@@ -122,15 +121,17 @@ EXAMPLES: tuple[Example, ...] = (
         "stdio",
         "display_pdf",
         {"url": "{pdf}"},
-        "canvas",
+        "#pdf-canvas",
         None,
         None,
         False,
-        "4.3 MB of HTML (under the 8 MiB default); PDF.js starts its worker as a module from a "
-        "data: URL, and this host runs no script it did not hash and no worker (worker-src "
-        "'none'): the app shows its own error",
+        "4.3 MB of HTML opens; its read_pdf_bytes and poll_pdf_commands calls go through consent "
+        "cards (no annotations: asked every time); then the app shows 'Setting up fake worker "
+        "failed: Failed to fetch dynamically imported module: data:text/javascript;base64,...': "
+        "PDF.js runs its worker from a data: URL, as a module worker (worker-src 'none') or "
+        "imported in the app's realm (no data: in script-src: a nested frame could run such a "
+        "script before the guard)",
         ("{pdf}",),
-        allowed=("poll_pdf_commands", "submit_viewer_state", "submit_page_data"),
     ),
     Example(
         "threejs",
