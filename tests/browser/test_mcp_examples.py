@@ -157,7 +157,7 @@ def test_example_app_renders_and_its_button_works(
         expect(shown).to_contain_text(re.compile(example.result))
         expect(shown).not_to_contain_text("[ERROR]")
         # The click's call went through the broker: the user's decision is in the audit.
-        capability = f"mcp.{name}.{example.tool}"
+        capability = f"mcp.{name}.{example.button_tool}"
         decisions = kernel_json(
             notebook,
             f"[(r['decision'], r['decided_by']) for r in host.audit.query() "

@@ -38,6 +38,11 @@ class Example:
     grant: str | None = None  # a resourceDomains domain its grant card must offer
     tall: bool = False  # sized to the viewport: its frame keeps the start height
     broken: str | None = None  # text the app shows when it failed (it must not)
+    calls: str | None = None  # the tool its button calls, when not the one opened
+
+    @property
+    def button_tool(self) -> str:
+        return self.calls or self.tool
 
     @property
     def id(self) -> str:
@@ -146,6 +151,63 @@ EXAMPLES: tuple[Example, ...] = (
         "eval'd code runs after the realm guard (an attack test with a control shows it "
         "escapes nothing); it showed the CSP error before",
         broken="Error:",  # its error overlay: the CSP's, or WebGL's
+    ),
+    Example(
+        "system-monitor",
+        "stdio",
+        "get-system-info",
+        {},
+        "#poll-toggle-btn",
+        "#poll-toggle-btn",
+        r"\d+%",
+        True,
+        "Start polls its app-only poll-system-stats every 2 s: the tool declares no annotations, "
+        "so each poll asks the user (a card every 2 s until Stop)",
+        calls="poll-system-stats",
+    ),
+    Example(
+        "budget-allocator",
+        "stdio",
+        "get-budget-data",
+        {},
+        "#sliders-container input.slider",
+        None,
+        None,
+        True,
+        "its sliders and Chart.js chart from the tool's result; no tool calls of its own",
+    ),
+    Example(
+        "customer-segmentation",
+        "stdio",
+        "get-customer-data",
+        {},
+        "#legend .legend-item",
+        None,
+        None,
+        True,
+        "loads its data with its own get-customer-data call, through a consent card",
+    ),
+    Example(
+        "cohort-heatmap",
+        "stdio",
+        "get-cohort-data",
+        {},
+        "[class*='heatmapGrid']",
+        None,
+        None,
+        True,
+        "React; loads its grid with its own get-cohort-data call, through a consent card",
+    ),
+    Example(
+        "scenario-modeler",
+        "stdio",
+        "get-scenario-data",
+        {},
+        ".slider-input",
+        None,
+        None,
+        True,
+        "React; its sliders and projections from the tool's result",
     ),
     Example(
         "wiki-explorer",
