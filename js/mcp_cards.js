@@ -143,6 +143,12 @@ export class McpCards {
       app.spec = spec;
       this.drawNotes(app);
     }
+    if (spec.refused != null) {
+      // Its resource was refused (too large, not an app): the card says why, where the user
+      // looks for the app; there is no frame to build and nothing to grant.
+      this.line(app, "refused", `Not shown: ${spec.refused}`);
+      return;
+    }
     this.drawGrants(app);
     if (app.frame?.generation !== spec.generation) {
       if (app.frame) this.retire(app.frame);
@@ -631,12 +637,9 @@ export class McpCards {
 
 /**
  * What a CSP block means for an app, in the card's words.
- * @param {string} directive @param {string} blocked the URL, or "eval" / "inline"
+ * @param {string} directive @param {string} blocked the URL, or "inline"
  */
 export function cspHint(directive, blocked) {
-  if (blocked === "eval") {
-    return " (this host runs no eval or new Function: a part of the app that needs them does not work here; a library that only probes for them, as the App SDK's zod does when it loads, works without them)";
-  }
   if (blocked === "inline") return " (only the app's own inline scripts run: no inline handler, no javascript: URL)";
   if (/^(connect|img|script|style|font|media)-src/.test(directive)) return " (not a domain you allowed)";
   return "";

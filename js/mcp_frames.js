@@ -5,9 +5,13 @@
 // - the CSP meta is the first node of its head, then `<base href="about:srcdoc">` (relative
 //   links resolve nowhere) and one script of ours: the realm's guard and the CSP reports;
 // - every inline script (classic or module) starts with the same guard, and the CSP admits
-//   exactly those scripts by their SHA-256: no 'unsafe-inline', no 'unsafe-eval', so inline
-//   handlers, eval, and any script the app makes later do not run, and a copy of one of its
-//   scripts in a nested frame brings the guard along (docs/security.md);
+//   exactly those scripts by their SHA-256: no 'unsafe-inline', so inline handlers and any
+//   script the app makes later do not run, and a copy of one of its scripts in a nested frame
+//   brings the guard along (docs/security.md);
+// - 'unsafe-eval': eval and new Function only run from a script already running, so in a
+//   realm whose first statement was the guard; they add nothing an app's own script could
+//   not do (threejs runs its scenes with new Function). Tested as an attack with a control
+//   (tests/browser/test_mcp_apps.py test_eval_runs_after_the_guard_and_escapes_nothing);
 // - the domains the user granted (never those the app only declared) go into connect-src
 //   (connectDomains) and script/style/img/font/media-src (resourceDomains); frames and
 //   <base> never (frameDomains, baseUriDomains are refused: they would undo the shell).
@@ -77,7 +81,7 @@ export function mcpCsp(sources, hashes) {
   const join = (/** @type {string[]} */ parts) => parts.filter(Boolean).join(" ");
   return [
     "default-src 'none'",
-    `script-src ${join([...hashes, resources])}`,
+    `script-src ${join([...hashes, "'unsafe-eval'", resources])}`,
     `style-src ${join(["'unsafe-inline'", resources])}`,
     `img-src ${join(["data: blob:", resources])}`,
     `font-src ${join(["data:", resources])}`,

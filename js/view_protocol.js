@@ -329,6 +329,7 @@
  * @property {string | null} cancelled
  * @property {number} generation
  * @property {string[]} notes
+ * @property {string | null} refused
  */
 
 /**

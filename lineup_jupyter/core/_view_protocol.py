@@ -366,6 +366,9 @@ class McpAppSpec(TypedDict):
     cancelled: str | None  # why the tool call was cancelled (tool-cancelled's reason)
     generation: int
     notes: list[str]
+    # Why it is not shown (its resource was refused: too large, not an app): a card that
+    # says so, with no frame; html is empty and its tool was not called.
+    refused: str | None
 
 
 class McpOpenOp(TypedDict):

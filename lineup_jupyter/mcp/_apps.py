@@ -95,6 +95,7 @@ class McpApp:
         tool: McpTool,
         arguments: dict[str, Any],
         resource: AppResource,
+        refused: str | None = None,
     ) -> None:
         self._registry = registry
         self.app_id = app_id
@@ -109,6 +110,7 @@ class McpApp:
         self.generation = 1
         self.closed = False
         self.notes: list[str] = []
+        self.refused = refused  # why its resource was not shown (McpApps.refuse)
         self._done = threading.Event()  # the server answered, or never will
         self._settled = threading.Event()  # and result / cancelled say so
         self._answer: dict[str, Any] | None = None  # the result, as soon as the server answered
@@ -159,11 +161,14 @@ class McpApp:
             "cancelled": self.cancelled,
             "generation": self.generation,
             "notes": list(self.notes),
+            "refused": self.refused,
         }
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else "result" if self.result is not None else "open"
-        if self.cancelled is not None:
+        if self.refused is not None:
+            state = f"refused: {self.refused}"
+        elif self.cancelled is not None:
             state = f"cancelled: {self.cancelled}"
         return f"McpApp({self.app_id!r}, {self.server.name}.{self.tool.name}, {state})"
 
@@ -236,6 +241,23 @@ class McpApps:
             app = self._apps[app_id] = McpApp(self, app_id, server, tool, arguments, resource)
             self._emit({"op": "mcp_open", "spec": app.spec()})
             self._notify(app, "tool-input", {"arguments": arguments})
+            return app
+
+    def refuse(
+        self, server: McpServer, tool: McpTool, arguments: dict[str, Any], uri: str, reason: str
+    ) -> McpApp:
+        """An app whose resource was refused (too large, not an app): a card in the host view
+        that says why, where the user looks for the app, not only the cell's error. It has no
+        frame and its tool is not called; the user closes it as any app's card."""
+        empty = AppResource(uri, "", {name: [] for name in GRANTABLE})
+        with self._lock:
+            app_id = f"mcp-{next(self._ids)}"
+            app = McpApp(self, app_id, server, tool, arguments, empty, refused=reason)
+            app.cancelled = reason  # wait() returns at once: there will be no result
+            app._done.set()
+            app._settled.set()
+            self._apps[app_id] = app
+            self._emit({"op": "mcp_open", "spec": app.spec()})
             return app
 
     def settle(

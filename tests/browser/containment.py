@@ -55,12 +55,14 @@ OFF_MESSAGE_GUARD = "message guard"
 OFF_COPY_GUARD = "copy guard"
 OFF_FILE_GUARD = "file guard"
 OFF_DROP_GUARD = "drop guard"
+OFF_WEBRTC_GUARD = "WebRTC guard"
 _EDITS = {
     OFF_GATE: ("if (larger(event.data, config.maxChars))", "if (false)"),
     OFF_MESSAGE_GUARD: ("source !== window) apply(stopAll, event, [])", "false) void 0"),
     OFF_COPY_GUARD: ("listen(window, type, (event) => apply(stopAll, event, []))", "void 0"),
     OFF_FILE_GUARD: ("if (!isFileInput(apply(composedPath, event, [])[0])) return;", "return;"),
     OFF_DROP_GUARD: ("if (carriesFiles(dragData, event))", "if (false)"),
+    OFF_WEBRTC_GUARD: ("delete win[name];", "continue;"),
 }
 
 

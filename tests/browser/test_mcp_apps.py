@@ -33,7 +33,8 @@ from tests.mcp_servers.sdk_apps import FORGED_RISK, PUBLIC_WILDCARDS
 
 from .canary import Canary
 from .conftest import FRESH_PAGE, OpenNotebook, Screenshot, decide, settled
-from .jupyter import NotebookPage
+from .containment import OFF_WEBRTC_GUARD, Seen, control_page, without
+from .jupyter import CellError, JupyterServer, NotebookPage
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -97,6 +98,16 @@ def wait_for_console(page: Page, console: list[str], prefix: str) -> None:
             return
         page.wait_for_timeout(100)
     raise AssertionError(f"no console line starting with {prefix!r}: {console[-20:]}")
+
+
+def nested_copy_contained(page: Page, console: list[str], canary: Canary, app: str) -> None:
+    """The app's script copied into a nested frame ran the guard first (its WebRTC found no
+    constructor), and nothing reached the canary."""
+    wait_for_console(page, console, f"{app} rtc nested")
+    page.wait_for_timeout(1000)  # time for a datagram or a request to reach the canary
+    assert f"{app} rtc nested blocked TypeError" in console, console[-20:]
+    assert not any(text.startswith(f"{app} rtc nested started") for text in console)
+    assert canary.total() == 0, canary.summary()
 
 
 def open_board(notebook: NotebookPage, connect: str) -> Page:
@@ -347,11 +358,7 @@ def test_a_hostile_app_is_contained_and_reported(
     expect(line(page, "fetch canary")).to_contain_text("fetch canary blocked")
     expect(line(page, "fetch egress")).to_contain_text("fetch egress blocked")
     expect(line(page, "rtc top")).to_contain_text("rtc top blocked")
-    wait_for_console(page, console, "HOSTILE rtc nested")
-    page.wait_for_timeout(1000)  # time for a datagram or a request to reach the canary
-    assert "HOSTILE rtc nested blocked TypeError" in console, console[-20:]
-    assert not any(text.startswith("HOSTILE rtc nested started") for text in console)
-    assert canary.total() == 0, canary.summary()
+    nested_copy_contained(page, console, canary, "HOSTILE")
 
     height = card(page).locator("iframe.lineup-shell").evaluate("e => e.offsetHeight")
     assert height <= 800
@@ -423,8 +430,9 @@ def test_the_apps_document_guards_every_script(
     open_notebook: OpenNotebook, canary: Canary, page: Page
 ) -> None:
     """Decision 5: the app frame's first node is its CSP, every inline script (ours and the
-    app's) starts with the host's guard and is admitted by its hash, no 'unsafe-inline', no
-    'unsafe-eval', frames never; the shell's CSP has frame-src 'none' too."""
+    app's) starts with the host's guard and is admitted by its hash, no 'unsafe-inline'
+    ('unsafe-eval' is: test_eval_runs_after_the_guard_and_escapes_nothing), frames never;
+    the shell's CSP has frame-src 'none' too."""
     notebook = open_notebook([setup(canary)])
     open_board(notebook, "STDIO")
     shell = page.frame_locator(".lineup-mcp iframe.lineup-shell")
@@ -434,7 +442,7 @@ def test_the_apps_document_guards_every_script(
     assert head.startswith('<meta http-equiv="Content-Security-Policy"')
     csp = head.split('content="', 1)[1].split('"', 1)[0]
     assert "frame-src 'none'" in csp and "connect-src 'none'" in csp
-    assert "unsafe-eval" not in csp and "script-src 'sha256-" in csp
+    assert "'unsafe-eval'" in csp and "script-src 'sha256-" in csp  # eval: see below
     assert "unsafe-inline" not in csp.split("script-src", 1)[1].split(";", 1)[0]
     scripts = page.frame_locator(".lineup-mcp iframe.lineup-shell").frame_locator("iframe")
     texts = scripts.locator("script").evaluate_all("els => els.map(e => e.textContent)")
@@ -442,6 +450,102 @@ def test_the_apps_document_guards_every_script(
     assert all(text.startswith("(function realmGuard(config)") for text in texts)
     outer = page.locator(".lineup-mcp iframe.lineup-shell").get_attribute("srcdoc")
     assert outer and "frame-src 'none'" in outer
+
+
+@FRESH_PAGE  # it reloads the page
+def test_an_app_over_the_size_bound_is_refused_with_a_card(
+    open_notebook: OpenNotebook, canary: Canary
+) -> None:
+    """An app whose HTML is over ``max_html_bytes`` is refused with a card in the host view,
+    where the app would show: what was refused, its size, the bound and how to raise it; no
+    frame, nothing to grant, and the user closes it. The same card comes back from the
+    snapshot after a reload. Control: the same app under the default bound shows its frame."""
+    notebook = open_notebook([setup(canary)])
+    page = notebook.page
+    notebook.execute("small = host.connect_mcp(STDIO, name='small', max_html_bytes=1000)")
+    with pytest.raises(CellError, match="max_html_bytes"):  # the cell says so too
+        notebook.execute('small.open("show_board", {"city": "Oslo"})')
+    refused = card(page).locator(".lineup-blocked[data-kind='refused']")
+    expect(card(page)).to_have_count(1)
+    expect(card(page).locator(".lineup-title")).to_contain_text("server small")
+    expect(refused).to_contain_text(
+        re.compile(
+            r"Not shown: 'ui://board/app\.html' is \d+ bytes of HTML, over this host's 1000 "
+            r".*host\.connect_mcp\(\.\.\., max_html_bytes=\.\.\.\) allows more"
+        )
+    )
+    expect(card(page).locator("iframe")).to_have_count(0)
+    notebook.reload()
+    expect(refused).to_have_count(1)
+    card(page).locator("button.lineup-close").click()
+    expect(card(page)).to_have_count(0)
+    assert kernel_json(notebook, "len(small.apps)") == 0
+
+    notebook.execute("server = host.connect_mcp(STDIO)")
+    notebook.execute('app = server.open("show_board", {"city": "Oslo"})')
+    expect(line(page, "initialized")).to_have_count(1)
+    assert canary.total() == 0, canary.summary()
+
+
+def test_eval_runs_after_the_guard_and_escapes_nothing(
+    open_notebook: OpenNotebook,
+    canary: Canary,
+    page: Page,
+    context: BrowserContext,
+    jupyter: JupyterServer,
+) -> None:
+    """'unsafe-eval' is in an app's policy (threejs runs its scenes with new Function): code
+    made from strings runs only from a script already running, in a realm whose first
+    statement was the guard. The eval app's eval, new Function and string timer reach for
+    WebRTC, fetch, a data: import and the page's realm, make a script and a frame at run time,
+    and copy themselves into a nested frame: eval works, every escape is blocked, 0 requests
+    and 0 datagrams reach the canary. Control: the same document as the page built it, with
+    the guard's WebRTC deletion taken out (its hashes then under 'unsafe-inline'
+    'unsafe-eval'): the same eval'd WebRTC starts and its datagrams reach the canary."""
+    console: list[str] = []
+
+    def said(message: ConsoleMessage) -> None:
+        console.append(message.text)
+
+    page.on("console", said)
+    notebook = open_notebook([setup(canary)])
+    notebook.execute("server = host.connect_mcp(STDIO)")
+    notebook.execute('app = server.open("show_eval", {})')
+    expect(line(page, "done")).to_have_count(1)
+    expect(line(page, "eval ok")).to_have_text("eval ok 42 2")  # eval and new Function run
+    for where in ("eval", "function", "timer"):
+        expect(line(page, f"rtc {where} ")).to_have_text(f"rtc {where} blocked TypeError")
+    expect(line(page, "fetch eval")).to_contain_text("fetch eval blocked")
+    expect(line(page, "import data")).to_contain_text("import data blocked")
+    expect(line(page, "top")).to_have_text("top blocked SecurityError")
+    nested_copy_contained(page, console, canary, "EVAL")
+    escaped = [text for text in console if re.match(r"EVAL .*(started|ran|loaded)", text)]
+    assert escaped == [], escaped  # the scripts and the frame made at run time never ran
+
+    shell = card(page).locator("iframe.lineup-shell:not([hidden])").get_attribute("srcdoc")
+    assert shell and "'unsafe-eval'" in shell
+    unguarded = without(shell, OFF_WEBRTC_GUARD).replace(
+        "script-src 'unsafe-inline'", "script-src 'unsafe-inline' 'unsafe-eval'"
+    )
+    control_console: list[str] = []
+
+    def heard(message: ConsoleMessage) -> None:
+        if message.page is not page:
+            control_console.append(message.text)
+
+    context.on("console", heard)  # before the control's frames run
+    control = control_page(context, jupyter, Seen(), unguarded)
+    try:
+        for _ in range(100):
+            if canary.datagrams:
+                break
+            control.wait_for_timeout(100)
+        assert canary.datagrams, f"control: no datagram reached the canary {control_console}"
+        assert "EVAL rtc eval started" in control_console, control_console
+    finally:
+        context.remove_listener("console", heard)
+        page.remove_listener("console", said)  # the page goes on to the next test
+        control.close()
 
 
 @FRESH_PAGE

@@ -7,6 +7,7 @@ in a precise reason where the user looks, never in a hung kernel.
 
 from __future__ import annotations
 
+import re
 import socket
 import subprocess
 import sys
@@ -18,9 +19,11 @@ import pytest
 from mcp import StdioServerParameters
 
 from lineup_jupyter import Host, McpServer, UsageError
+from lineup_jupyter.core import _view_protocol as vp
 
 from ..conftest import CONVERSATION
 from ..mcp_helpers import DEADLINE, View
+from ..widgets.test_view_protocol import declared
 
 ROOT = Path(__file__).resolve().parents[2]
 WEATHER = ROOT / "tests" / "mcp_servers" / "weather.py"
@@ -109,19 +112,42 @@ def test_a_command_that_does_not_start_is_a_precise_error(host: Host) -> None:
 # ---- a hostile server --------------------------------------------------------------
 
 
-def test_a_3_mib_app_over_the_bound_is_refused_recorded_and_shown(host: Host) -> None:
-    """An app's HTML over the bound the user set: refused in the cell, recorded, and a line
-    of the host view's problems (not only the cell's error). The control: the same 3 MiB app
-    under the default bound (8 MiB) opens."""
+def test_a_3_mib_app_over_the_bound_is_refused_with_a_card_recorded_and_shown(
+    host: Host,
+) -> None:
+    """An app's HTML over the bound the user set: refused in the cell, recorded, a card in
+    the host view where the app would be (what, the size, the bound, how to raise it; no
+    frame, its tool not called) and a line of the host view's problems, never only the cell's
+    error. The control: the same 3 MiB app under the default bound (8 MiB) opens."""
+    view = View(host)
     small = host.connect_mcp(hostile_process(), name="small", max_html_bytes=2 * 1024 * 1024)
     try:
         with pytest.raises(UsageError, match=r"over this host's 2097152 \(2 MiB\); host"):
             small.open("huge")
         (refused,) = host.history.select(type="mcp.resource")
         assert refused.error is not None and "2 MiB" in refused.error["message"]
-        assert small.apps == []
         (problem,) = [p for p in host.problems if p.source == "mcp"]
         assert "huge.html" in problem.where and "max_html_bytes" in problem.message
+        (opened,) = view.wait(lambda op: op["op"] == "mcp_open")
+        declared(opened, vp.FEED_OPS)
+        spec = opened["spec"]
+        assert (spec["tool"], spec["resource_uri"], spec["html"]) == (
+            "huge",
+            "ui://hostile/huge.html",
+            "",
+        )
+        assert re.fullmatch(  # what, its size, the bound, and how to raise it
+            r"'ui://hostile/huge\.html' is 31457\d\d bytes of HTML, over this host's 2097152 "
+            r"\(2 MiB\); host\.connect_mcp\(\.\.\., max_html_bytes=\.\.\.\) allows more",
+            spec["refused"],
+        ), spec["refused"]
+        assert [op["op"] for op in view.ops] == ["mcp_open"]  # no tool-input: nothing runs
+        (card,) = small.apps
+        assert card.wait(0) is None and card.cancelled == spec["refused"]
+        assert not host.history.select(type="mcp.tools/call")  # its tool was not called
+        card.close()  # the user's close, as any app's card
+        view.wait(lambda op: op["op"] == "mcp_close")
+        assert small.apps == []
     finally:
         small.close()
     default = host.connect_mcp(hostile_process())

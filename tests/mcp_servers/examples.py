@@ -35,10 +35,14 @@ class Example:
     works: bool
     notes: str
     extra_args: tuple[str, ...] = field(default=())  # after the entry; "{pdf}" is sample_pdf()
-    allowed: tuple[str, ...] = field(default=())  # tools the user allows by policy beforehand
     grant: str | None = None  # a resourceDomains domain its grant card must offer
     tall: bool = False  # sized to the viewport: its frame keeps the start height
     broken: str | None = None  # text the app shows when it failed (it must not)
+    calls: str | None = None  # the tool its button calls, when not the one opened
+
+    @property
+    def button_tool(self) -> str:
+        return self.calls or self.tool
 
     @property
     def id(self) -> str:
@@ -122,28 +126,88 @@ EXAMPLES: tuple[Example, ...] = (
         "stdio",
         "display_pdf",
         {"url": "{pdf}"},
-        "canvas",
+        "#pdf-canvas",
         None,
         None,
         False,
-        "4.3 MB of HTML (under the 8 MiB default); PDF.js starts its worker as a module from a "
-        "data: URL, and this host runs no script it did not hash and no worker (worker-src "
-        "'none'): the app shows its own error",
+        "4.3 MB of HTML opens; its read_pdf_bytes and poll_pdf_commands calls go through consent "
+        "cards (no annotations: asked every time); then the app shows 'Setting up fake worker "
+        "failed: Failed to fetch dynamically imported module: data:text/javascript;base64,...': "
+        "PDF.js runs its worker from a data: URL, as a module worker (worker-src 'none') or "
+        "imported in the app's realm (no data: in script-src: a nested frame could run such a "
+        "script before the guard)",
         ("{pdf}",),
-        allowed=("poll_pdf_commands", "submit_viewer_state", "submit_page_data"),
     ),
     Example(
         "threejs",
         "stdio",
         "show_threejs_scene",
         {},
-        "canvas",
+        "canvas#threejs-canvas",
         None,
         None,
-        False,
-        "runs its scene's code with new Function: this host runs no eval (the app shows the "
-        "CSP error; its card says a part of it needs eval)",
-        broken="unsafe-eval",
+        True,
+        "runs its scene's code with new Function: 'unsafe-eval' is in every app's policy, as "
+        "eval'd code runs after the realm guard (an attack test with a control shows it "
+        "escapes nothing); it showed the CSP error before",
+        broken="Error:",  # its error overlay: the CSP's, or WebGL's
+    ),
+    Example(
+        "system-monitor",
+        "stdio",
+        "get-system-info",
+        {},
+        "#poll-toggle-btn",
+        "#poll-toggle-btn",
+        r"\d+%",
+        True,
+        "Start polls its app-only poll-system-stats every 2 s: the tool declares no annotations, "
+        "so each poll asks the user (a card every 2 s until Stop)",
+        calls="poll-system-stats",
+    ),
+    Example(
+        "budget-allocator",
+        "stdio",
+        "get-budget-data",
+        {},
+        "#sliders-container input.slider",
+        None,
+        None,
+        True,
+        "its sliders and Chart.js chart from the tool's result; no tool calls of its own",
+    ),
+    Example(
+        "customer-segmentation",
+        "stdio",
+        "get-customer-data",
+        {},
+        "#legend .legend-item",
+        None,
+        None,
+        True,
+        "loads its data with its own get-customer-data call, through a consent card",
+    ),
+    Example(
+        "cohort-heatmap",
+        "stdio",
+        "get-cohort-data",
+        {},
+        "[class*='heatmapGrid']",
+        None,
+        None,
+        True,
+        "React; loads its grid with its own get-cohort-data call, through a consent card",
+    ),
+    Example(
+        "scenario-modeler",
+        "stdio",
+        "get-scenario-data",
+        {},
+        ".slider-input",
+        None,
+        None,
+        True,
+        "React; its sliders and projections from the tool's result",
     ),
     Example(
         "wiki-explorer",

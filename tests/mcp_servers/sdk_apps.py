@@ -11,7 +11,7 @@ and ``LINEUP_TEST_CANARY_UDP`` the port the hostile app aims WebRTC at.
 
 Tools: ``show_board`` (the board app; read-only), ``refresh`` (the app's only: visibility
 ``["app"]``, read-only, so a consent card asks), ``secret_plan`` (the model's only: an app
-must never call it), ``show_hostile`` (the hostile app), ``show_stuck`` (an app that loops), ``show_grants``
+must never call it), ``show_hostile`` (the hostile app), ``show_eval`` (eval'd code trying to escape), ``show_stuck`` (an app that loops), ``show_grants``
 (the board declaring three more domains: a grant card of three rows), ``stall`` (never returns until the
 server goes: its app hears tool-cancelled).
 """
@@ -39,6 +39,7 @@ BOARD_URI = "ui://board/app.html"
 HOSTILE_URI = "ui://hostile/app.html"
 STUCK_URI = "ui://stuck/app.html"
 GRANTS_URI = "ui://grants/app.html"
+EVAL_URI = "ui://eval/app.html"
 # Three https origins one app declares: its grant card has a row for each (the last a wildcard
 # over a registrable domain: shown exactly, with the name it covers).
 GRANT_DOMAINS = ["https://one.example", "https://two.example", "https://*.tiles.example.co.uk"]
@@ -119,6 +120,14 @@ const context = app.getHostContext();
 log(`initialized ${json({ theme: context.theme, displayMode: context.displayMode, modes: context.availableDisplayModes, width: context.containerDimensions?.width, locale: context.locale })}`);
 """
 
+# How the hostile and eval apps say what happened: a line in #log and on the console.
+LOG = """const log = (line) => {
+    const item = document.createElement("li");
+    item.textContent = line;
+    document.getElementById("log")?.append(item);
+    console.log("%s " + line);
+  };"""
+
 # The hostile app: raw JSON-RPC (no SDK), all at load, each outcome a line in #log. A classic
 # script, so it can copy its own text (guard included) into a nested frame.
 HOSTILE_BODY = '<ol id="log"></ol>'
@@ -128,12 +137,7 @@ HOSTILE_SCRIPT = """
   const CANARY = %(canary)s;
   const EGRESS = %(egress)s;
   const UDP = %(udp)s;
-  const log = (line) => {
-    const item = document.createElement("li");
-    item.textContent = line;
-    document.getElementById("log")?.append(item);
-    console.log("HOSTILE " + line);
-  };
+  %(log)s
   const rtc = (where) => {
     try {
       const pc = new RTCPeerConnection({ iceServers: [{ urls: `stun:127.0.0.1:${UDP}` }] });
@@ -202,6 +206,61 @@ HOSTILE_SCRIPT = """
 """
 
 
+# The eval app: with 'unsafe-eval' in its policy, code made from strings (eval, new Function,
+# a string timer) tries every way out at load, with no host needed (so the control page can
+# run it too). Each outcome is a line in #log and on the console ("EVAL <line>").
+EVAL_SCRIPT = """
+(() => {
+  const SELF = document.currentScript.textContent; // the guard first, as the host wrote it
+  const CANARY = %(canary)s;
+  const UDP = %(udp)s;
+  %(log)s
+  window.__log = log;
+  // WebRTC, written as a string: what eval, new Function and a timer run.
+  const RTC = (where) =>
+    `try { const pc = new RTCPeerConnection({ iceServers: [{ urls: "stun:127.0.0.1:${UDP}" }] });` +
+    ` pc.createDataChannel("x"); pc.createOffer().then((o) => pc.setLocalDescription(o));` +
+    ` __log("rtc ${where} started"); } catch (error) { __log("rtc ${where} blocked " + error.name); }`;
+  if (window.name === "nested") {
+    eval(RTC("nested"));  // this script's own text in a nested frame: the guard came along
+    return;
+  }
+  log(`eval ok ${eval("6 * 7")} ${new Function("a", "return a + 1")(1)}`);
+  eval(RTC("eval"));
+  new Function(RTC("function"))();
+  setTimeout(RTC("timer"), 0);
+  eval(`fetch(${JSON.stringify(CANARY + "/eval")}, { mode: "no-cors" })
+    .then(() => __log("fetch eval sent"), (error) => __log("fetch eval blocked " + error.name))`);
+  eval(`import("data:text/javascript,__log('import data ran')")
+    .then(() => __log("import data loaded"), (error) => __log("import data blocked " + error.name))`);
+  try {
+    log(`top ${eval("typeof top.RTCPeerConnection")}`);  // the page's realm, unguarded
+  } catch (error) {
+    log(`top blocked ${error.name}`);
+  }
+  const script = document.createElement("script");  // a script made at run time: no hash
+  script.textContent = RTC("made");
+  document.body.append(script);
+  const made = document.createElement("iframe");  // a fresh realm whose script eval made
+  made.srcdoc = `<script>${RTC("made frame").replaceAll('__log("', 'console.log("EVAL ')}<\\/script>`;
+  document.body.append(made);
+  const nested = document.createElement("iframe");
+  nested.name = "nested";
+  nested.srcdoc = `<script>${SELF}<\\/script>`;
+  document.body.append(nested);
+  log("done");
+})();
+"""
+
+
+def eval_html() -> str:
+    script = EVAL_SCRIPT % {"canary": json.dumps(CANARY), "udp": CANARY_UDP, "log": LOG % "EVAL"}
+    return (
+        '<!doctype html><html><head><meta charset="utf-8"><title>Eval</title></head>'
+        f'<body><ol id="log"></ol><script>{script}</script></body></html>'
+    )
+
+
 def board_html() -> str:
     return app_html(BOARD_BODY, BOARD_SCRIPT, title="Board")
 
@@ -211,6 +270,7 @@ def hostile_html() -> str:
         "canary": json.dumps(CANARY),
         "egress": json.dumps(EGRESS),
         "udp": CANARY_UDP,
+        "log": LOG % "HOSTILE",
     }
     # A classic script (document.currentScript is null in a module): the SDK is not needed.
     return (
@@ -249,6 +309,10 @@ def build() -> MCPServer[Any]:
     def show_hostile() -> str:
         return "hostile"
 
+    @apps.tool(resource_uri=EVAL_URI, title="Eval", description="Eval'd code trying to escape")
+    def show_eval() -> str:
+        return "eval"
+
     @apps.tool(resource_uri=STUCK_URI, title="Stuck", description="An app that loops")
     def show_stuck() -> str:
         return "stuck"
@@ -269,6 +333,7 @@ def build() -> MCPServer[Any]:
         hostile_html(),
         csp=ResourceCsp(connect_domains=[EGRESS, CANARY, *PUBLIC_WILDCARDS]),
     )
+    apps.add_html_resource(EVAL_URI, eval_html())
     apps.add_html_resource(STUCK_URI, STUCK_HTML)
     apps.add_html_resource(GRANTS_URI, board_html(), csp=ResourceCsp(connect_domains=GRANT_DOMAINS))
     return MCPServer("sdkapps", version="1.0.0", extensions=[apps])
