@@ -243,8 +243,8 @@ class McpApps:
             self._notify(app, "tool-input", {"arguments": arguments})
             return app
 
-    def refuse(
-        self, server: McpServer, tool: McpTool, arguments: dict[str, Any], uri: str, reason: str
+    def refuse_resource(
+        self, server: AppServer, tool: McpTool, arguments: dict[str, Any], uri: str, reason: str
     ) -> McpApp:
         """An app whose resource was refused (too large, not an app): a card in the host view
         that says why, where the user looks for the app, not only the cell's error. It has no

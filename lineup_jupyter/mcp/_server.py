@@ -259,7 +259,7 @@ class McpServer:
             resource = self.resource(found.resource_uri)
         except UsageError as refused:  # shown in the host view as a card, not only here
             why = str(refused).removeprefix(f"[lineup] {self.name}: ")
-            self._apps.refuse(self, found, arguments, found.resource_uri, why)
+            self._apps.refuse_resource(self, found, arguments, found.resource_uri, why)
             raise
         app = self._apps.open(self, found, arguments, resource)
         future = self._wire.call_tool(found.name, arguments, app, timeout)
