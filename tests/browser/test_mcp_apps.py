@@ -86,6 +86,19 @@ def allow_card(page: Page, views: int = 1) -> None:
     expect(prompt).to_have_count(0)
 
 
+@pytest.fixture
+def console(page: Page) -> Iterator[list[str]]:
+    """What the page's frames print, for this test alone (the page goes on to the next)."""
+    lines: list[str] = []
+
+    def heard(message: ConsoleMessage) -> None:
+        lines.append(message.text)
+
+    page.on("console", heard)
+    yield lines
+    page.remove_listener("console", heard)
+
+
 def kernel_json(notebook: NotebookPage, expression: str) -> object:
     return json.loads(notebook.execute(f"print(json.dumps({expression}))"))
 
@@ -330,19 +343,13 @@ def test_board_over_http_and_tool_cancelled(
 
 
 def test_a_hostile_app_is_contained_and_reported(
-    open_notebook: OpenNotebook, canary: Canary, page: Page
+    open_notebook: OpenNotebook, canary: Canary, page: Page, console: list[str]
 ) -> None:
     """Raw JSON-RPC from an app: requests before initialized, forged response ids, malformed
     messages, a model-only and an undeclared tool, egress without a grant, WebRTC in its own
     frame and from a copy of its script in a nested frame (the guard is on every script), a
     message over the shell's limit and a size flood: each refused, none reaches the network
     (canary: 0), the card stays within its bound, and the card says what was refused."""
-    console: list[str] = []
-
-    def on_console(message: ConsoleMessage) -> None:
-        console.append(message.text)
-
-    page.on("console", on_console)
     notebook = open_notebook([setup(canary)])
     notebook.execute("server = host.connect_mcp(STDIO)")
     notebook.execute('hostile = server.open("show_hostile", {})')
@@ -378,7 +385,6 @@ def test_a_hostile_app_is_contained_and_reported(
         "if r.envelope.get('dir') == 'to_server']",
     )
     assert isinstance(sent, list) and not any("secret_plan" in text for text in sent)
-    page.remove_listener("console", on_console)  # the page goes on to the next test
 
 
 def test_egress_needs_the_users_grant(
@@ -491,6 +497,7 @@ def test_eval_runs_after_the_guard_and_escapes_nothing(
     open_notebook: OpenNotebook,
     canary: Canary,
     page: Page,
+    console: list[str],
     context: BrowserContext,
     jupyter: JupyterServer,
 ) -> None:
@@ -502,12 +509,6 @@ def test_eval_runs_after_the_guard_and_escapes_nothing(
     and 0 datagrams reach the canary. Control: the same document as the page built it, with
     the guard's WebRTC deletion taken out (its hashes then under 'unsafe-inline'
     'unsafe-eval'): the same eval'd WebRTC starts and its datagrams reach the canary."""
-    console: list[str] = []
-
-    def said(message: ConsoleMessage) -> None:
-        console.append(message.text)
-
-    page.on("console", said)
     notebook = open_notebook([setup(canary)])
     notebook.execute("server = host.connect_mcp(STDIO)")
     notebook.execute('app = server.open("show_eval", {})')
@@ -544,7 +545,6 @@ def test_eval_runs_after_the_guard_and_escapes_nothing(
         assert "EVAL rtc eval started" in control_console, control_console
     finally:
         context.remove_listener("console", heard)
-        page.remove_listener("console", said)  # the page goes on to the next test
         control.close()
 
 
