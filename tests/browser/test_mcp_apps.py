@@ -537,8 +537,10 @@ def test_eval_runs_after_the_guard_and_escapes_nothing(
     context.on("console", heard)  # before the control's frames run
     control = control_page(context, jupyter, Seen(), unguarded)
     try:
+        # Both the datagram and the control's console line, which Playwright delivers only
+        # while the test waits on the page: the datagram may come first.
         for _ in range(100):
-            if canary.datagrams:
+            if canary.datagrams and "EVAL rtc eval started" in control_console:
                 break
             control.wait_for_timeout(100)
         assert canary.datagrams, f"control: no datagram reached the canary {control_console}"
