@@ -39,6 +39,9 @@ class Example:
     tall: bool = False  # sized to the viewport: its frame keeps the start height
     broken: str | None = None  # text the app shows when it failed (it must not)
     calls: str | None = None  # the tool its button calls, when not the one opened
+    # Works, but not every time: why not (the test is then a non-strict xfail, and the table
+    # says it); None when it works every time.
+    races: str | None = None
 
     @property
     def button_tool(self) -> str:
@@ -186,6 +189,8 @@ EXAMPLES: tuple[Example, ...] = (
         None,
         True,
         "loads its data with its own get-customer-data call, through a consent card",
+        races="on a loaded machine its get-customer-data call once came before its "
+        "ui/notifications/initialized and was refused (not_initialized); not yet explained",
     ),
     Example(
         "cohort-heatmap",
@@ -248,9 +253,10 @@ def table() -> str:
     ]
     for example in EXAMPLES:
         works = "yes" if example.works else "no"
+        notes = example.notes if example.races is None else f"{example.notes}; but {example.races}"
         rows.append(
             f"| `{example.package}` | {example.version()} | {example.transport} "
-            f"| `{example.tool}` | {works} | {example.notes} |"
+            f"| `{example.tool}` | {works} | {notes} |"
         )
     return "\n".join(rows)
 
