@@ -101,7 +101,7 @@ class AppRequests:
         if not isinstance(url, str):
             self._invalid(request, "ui/open-link needs a url string")
             return
-        reason = f"open a link: {url}"
+        reason = f"the app {_quoted(request.app.title)} asks to open the link {_quoted(url)}"
         self._calls.call(request.app, request.id, "app.open_url", {"url": url}, reason)
 
     def _message(self, request: AppRequest) -> None:
@@ -148,5 +148,8 @@ def _summary(title: str, tool: str) -> str:
     """An app call's reason, as the host writes it: the server's names in JSON quotes, so a
     title holding a quote, a line break or "Risk: ..." stays one quoted name on the card
     (which says the summary is the host's and the quoted names the server's, issue 22 §2)."""
-    quoted = [json.dumps(name, ensure_ascii=False) for name in (title, tool)]
-    return f"the app {quoted[0]} calls the tool {quoted[1]}"
+    return f"the app {_quoted(title)} calls the tool {_quoted(tool)}"
+
+
+def _quoted(name: str) -> str:
+    return json.dumps(name, ensure_ascii=False)

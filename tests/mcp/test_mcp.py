@@ -300,6 +300,8 @@ def test_open_link_is_app_open_url_from_the_servers_agent(
     view.request(app_id, 5, "ui/open-link", {"url": "https://example.org/a"})
     (call,) = host.pending_calls
     assert (call.capability.name, call.agent) == ("app.open_url", "mcp.weather")
+    # The host's summary, the app's strings in JSON quotes (issue 22 §2).
+    assert call.reason.endswith('asks to open the link "https://example.org/a"')
     host.decide(call.call_id, "allow", outcome={"ok": True, "result": {"opened": True}})
     assert view.wait_response(app_id, 5)["result"] == {}
     view.request(app_id, 6, "ui/open-link", {"url": "javascript:alert(1)"})
