@@ -28,6 +28,7 @@ from collections import deque
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from typing import Any, Literal
 
 from ..core._identity import Identity, host_bound
@@ -72,6 +73,12 @@ class PendingCall:
         """The agent id its sender wrote (a label: ``identity`` is who it is, H27)."""
         return self.identity.agent_id
 
+    @cached_property
+    def owners(self) -> dict[str, str]:
+        """Who owns each URL among its arguments (protocol/_owners.py): worked out once, as
+        the arguments never change, however often a view asks for the card."""
+        return owners_of(self.arguments.values())
+
     @property
     def ledger_key(self) -> CallKey:
         return (self.identity, self.call_id)
@@ -95,7 +102,7 @@ class PendingCall:
             # the host's summary (an MCP app's call), not an agent's words.
             "reason_by": "host" if host_bound(self.identity.agent_id) else "agent",
             "arguments": self.arguments,
-            "owners": owners_of(self.arguments.values()),
+            "owners": self.owners,
             "expires_at": stamp(self.expires_at),
             "remaining_ms": max(0, int((self.expires_at - now).total_seconds() * 1000)),
             "runs_in": capability.runs_in,

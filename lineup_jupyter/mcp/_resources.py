@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..protocol._owners import is_public_suffix, owner, url_host
+from ..protocol._owners import is_public_suffix, owners_of, url_host
 
 __all__ = [
     "APP_MIME_TYPE",
@@ -181,20 +181,18 @@ def _csp(declared: Any) -> tuple[dict[str, list[str]], list[dict[str, str]]]:
     return csp, refused
 
 
+def _base(origin: str) -> str:
+    """The origin a wildcard spans (``https://*.a.example`` -> ``https://a.example``)."""
+    return origin.replace("://*.", "://", 1)
+
+
 def _public_wildcard(origin: str) -> str | None:
     """The public suffix a wildcard origin (``https://*.co.uk``) spans, or None."""
-    host = url_host(origin.replace("://*.", "://", 1))
+    host = url_host(_base(origin))
     if "://*." not in origin or host is None:
         return None
     return host if is_public_suffix(host) else None
 
 
 def _owners(csp: dict[str, list[str]]) -> dict[str, str]:
-    owners: dict[str, str] = {}
-    for domains in csp.values():
-        for domain in domains:
-            host = url_host(domain.replace("://*.", "://", 1))
-            found = None if host is None else owner(host)
-            if host is not None and found is not None:
-                owners[host] = found
-    return owners
+    return owners_of(_base(domain) for domains in csp.values() for domain in domains)
