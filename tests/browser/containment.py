@@ -219,11 +219,14 @@ class Lab:
     def card(self, instance_id: str) -> Any:
         return self.page.locator(f'.lineup-host .lineup-surface[data-instance-id="{instance_id}"]')
 
-    def surface(self, instance_id: str) -> Any:
-        shell = (
+    def shell(self, instance_id: str) -> Any:
+        """The host-owned shell frame's element in the notebook page."""
+        return self.page.locator(
             f'.lineup-host .lineup-surface[data-instance-id="{instance_id}"] iframe.lineup-shell'
         )
-        return self.page.frame_locator(shell).frame_locator("iframe")
+
+    def surface(self, instance_id: str) -> Any:
+        return self.shell(instance_id).content_frame.frame_locator("iframe")
 
     def victim_log(self) -> str:
         text: str = self.surface(VICTIM).locator("#log").inner_text()

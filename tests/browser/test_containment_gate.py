@@ -498,11 +498,15 @@ def test_control_file_input_opens_without_the_guard(
         page.close()
 
 
-def drop_file(page: Page, surface: Any, path: str) -> None:
+def drop_file(page: Page, shell: Any, surface: Any, path: str) -> None:
     """A real drag of a file from outside the browser onto the surface's zone (DevTools'
-    Input.dispatchDragEvent: the browser's own drag, trusted, with the file's content)."""
+    Input.dispatchDragEvent: the browser's own drag, trusted, with the file's content).
+
+    The shell frame's element is scrolled into view from the page: a locator inside an
+    off-screen cross-origin frame waits for animation frames the browser throttles there, so
+    scrolling the zone itself can wait out its whole timeout (seen once in CI)."""
+    shell.scroll_into_view_if_needed()
     zone = surface.locator("#zone")
-    zone.scroll_into_view_if_needed()
     box = zone.bounding_box()
     assert box is not None
     x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
@@ -523,7 +527,7 @@ def test_a_file_dropped_on_a_surface_does_not_reach_it(lab: Lab, tmp_path: Any) 
     since = lab.open("gate-file-drop")
     try:
         expect(lab.surface(inst).locator("#zone")).to_be_visible()
-        drop_file(lab.page, lab.surface(inst), str(secret))
+        drop_file(lab.page, lab.shell(inst), lab.surface(inst), str(secret))
         expect(lab.card(inst).locator(".lineup-blocked[data-what='file']")).to_contain_text(
             "device.pick_file"
         )
@@ -545,7 +549,7 @@ def test_control_a_dropped_file_reaches_a_surface_without_the_guard(
     page = control(lab, jupyter, seen, without(docs["gate-file-drop"], OFF_DROP_GUARD))
     try:
         expect(control_surface(page).locator("#zone")).to_be_visible()
-        drop_file(page, control_surface(page), str(secret))
+        drop_file(page, page.locator("#shell"), control_surface(page), str(secret))
         dropped = seen.of(instance_of("gate-file-drop")).get("dropped")
         assert dropped == "secret.txt", seen.probes
     finally:
