@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,15 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
-from lineup_jupyter import Host
+# jsonschema, when it finds rfc3987_syntax installed (JupyterLab pulls it in), builds that
+# package's Lark grammars at import: 2-3 s of CPU in each test worker that checks a schema
+# (core/_schemas.py says why the package imports jsonschema lazily). Nothing here asserts a
+# format (the host checks none, and no test uses an "iri" format), so the test workers import
+# jsonschema without it: an import of a module set to None in sys.modules fails, and jsonschema
+# then leaves its iri formats out.
+sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
+
+from lineup_jupyter import Host  # noqa: E402
 
 pytest_plugins = ["tests.leaks"]
 

@@ -110,15 +110,41 @@ class JupyterServer:
                 self.process.wait(timeout=10)
 
 
-def start_jupyter(base: Path) -> JupyterServer:
+# JupyterLab extensions the browser tests turn off: nothing they test touches them, and each
+# does work at every notebook opened (a debugger handler and a debug_info request per kernel,
+# a table of contents, completer and tooltip providers, cell tags and metadata forms...).
+# Measured (tests/browser/README in docs/testing.md, "Speed"): opening a notebook and running a
+# cell costs 4.4 s of CPU with every extension on, 3.6 s without these, and the browser tier
+# opens a notebook or more in each of its 240 tests. test_smoke.py runs once in a JupyterLab
+# with every extension on (``all_extensions=True``), so the extensions and ours still meet.
+TRIMMED_EXTENSIONS = (
+    "@jupyterlab/celltags-extension",
+    "@jupyterlab/cell-toolbar-extension",
+    "@jupyterlab/completer-extension",
+    "@jupyterlab/debugger-extension",
+    "@jupyterlab/documentsearch-extension",
+    "@jupyterlab/extensionmanager-extension",
+    "@jupyterlab/inspector-extension",
+    "@jupyterlab/logconsole-extension",
+    "@jupyterlab/lsp-extension",
+    "@jupyterlab/metadataform-extension",
+    "@jupyterlab/running-extension",
+    "@jupyterlab/toc-extension",
+    "@jupyterlab/tooltip-extension",
+)
+
+
+def start_jupyter(base: Path, *, all_extensions: bool = False) -> JupyterServer:
     dirs = {name: base / name for name in ("config", "data", "runtime", "ipython", "root")}
     for path in dirs.values():
         path.mkdir(parents=True, exist_ok=True)
     labconfig = dirs["config"] / "labconfig"
     labconfig.mkdir()
-    (labconfig / "page_config.json").write_text(
-        json.dumps({"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}})
-    )
+    # The announcements plugin fetches news from the internet: always off.
+    disabled = {"@jupyterlab/apputils-extension:announcements": True}
+    if not all_extensions:
+        disabled |= dict.fromkeys(TRIMMED_EXTENSIONS, True)
+    (labconfig / "page_config.json").write_text(json.dumps({"disabledExtensions": disabled}))
     # No news and no update checks: the server would fetch them from the internet.
     (dirs["config"] / "jupyter_server_config.json").write_text(
         json.dumps(
@@ -389,7 +415,11 @@ class NotebookPage:
         return self
 
     def wait_for_kernel(self) -> None:
-        self.page.wait_for_function(_KERNEL_IDLE, arg=self.name, timeout=KERNEL_TIMEOUT_MS)
+        # Polled every 100 ms, not at every animation frame (the default), which keeps the page
+        # drawing frames for as long as a kernel takes to start.
+        self.page.wait_for_function(
+            _KERNEL_IDLE, arg=self.name, timeout=KERNEL_TIMEOUT_MS, polling=100
+        )
 
     def run_all(self) -> None:
         """Run every cell; returns when all have finished. A kernel error raises CellError."""

@@ -4,12 +4,14 @@ page; the loopback canary sees what the browser sends it."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from playwright.sync_api import Page, expect
 
 from .canary import Canary
 from .conftest import FRESH_PAGE, UIS, OpenNotebook
-from .jupyter import UI, CellError
+from .jupyter import UI, CellError, JupyterServer, NotebookPage, start_jupyter, write_notebook
 
 # A counter whose button lives in a sandboxed srcdoc frame, like a surface: click -> postMessage
 # -> widget view -> custom message -> kernel -> synced trait -> view.
@@ -65,6 +67,60 @@ def test_click_in_a_frame_reaches_the_kernel_and_back(open_notebook: OpenNoteboo
     assert notebook.run_cell("print(clicker.count)") == "2\n"
     notebook.run_cell("clicker.count = 40")
     expect(page.locator(".smoke-count")).to_have_text("count=40")
+
+
+# A surface whose button tells its agent, which the kernel records.
+SURFACE = """
+from lineup_jupyter import Host
+
+host = Host(conversation_id="conv_smoke")
+agent = host.connect_agent("agent_smoke")
+events = []
+agent.on_event()(lambda event: events.append(event.event))
+agent.open(
+    "smoke.surface.01",
+    app_id="com.lineup.smoke",
+    version="1.0.0",
+    html="<button id='go'></button>",
+    js="LineUpSurface.onState(s => document.querySelector('#go').textContent = s.label); "
+    "document.querySelector('#go').onclick = () => LineUpSurface.event('go', {})",
+    state={"label": "go"},
+)
+host
+"""
+
+
+@pytest.fixture(scope="module")
+def every_extension(
+    chromium: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[JupyterServer]:
+    """A JupyterLab with every extension on: the other tests run in one with some turned off
+    (jupyter.py, TRIMMED_EXTENSIONS)."""
+    server = start_jupyter(tmp_path_factory.mktemp("every-extension"), all_extensions=True)
+    yield server
+    server.stop()
+
+
+@FRESH_PAGE
+def test_with_every_jupyterlab_extension_on_a_frame_and_a_surface_reach_the_kernel(
+    page: Page, every_extension: JupyterServer
+) -> None:
+    """The extensions the other tests turn off (the debugger, completer, table of contents...)
+    are on here: the clicker and a surface's event still reach the kernel."""
+    write_notebook(every_extension.root, "every-extension.ipynb", [CLICKER, SURFACE])
+    notebook = NotebookPage(page, every_extension, "every-extension.ipynb", "lab").open()
+    notebook.run_all()
+    page.frame_locator("iframe.smoke-frame").locator("#b").click()
+    expect(page.locator(".smoke-count")).to_have_text("count=1")
+    shell = '.lineup-surface[data-instance-id="smoke.surface.01"] iframe.lineup-shell'
+    go = page.frame_locator(shell).frame_locator("iframe").locator("#go")
+    expect(go).to_have_text("go")  # the surface has its state: it is connected
+    go.click()
+    for _ in range(100):  # the event reaches the kernel on its own time: ask until it is in
+        if notebook.execute("print(events)") == "['go']\n":
+            break
+        page.wait_for_timeout(100)
+    assert notebook.execute("print(events)") == "['go']\n"
 
 
 def test_run_cell_reports_kernel_errors(open_notebook: OpenNotebook) -> None:

@@ -29,9 +29,11 @@ ATTACK_TIMEOUT = 120.0
 
 
 def run_isolated(code: str, home: Path) -> Any:
-    """Run ``code`` in a new interpreter; its last stdout line is JSON, returned."""
+    """Run ``code`` in a new interpreter; its last stdout line is JSON, returned. It imports
+    jsonschema without rfc3987_syntax, as the test workers do (tests/conftest.py says why)."""
+    prelude = "import sys; sys.modules['rfc3987_syntax'] = None\n"
     result = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
+        [sys.executable, "-c", prelude + textwrap.dedent(code)],
         capture_output=True,
         text=True,
         timeout=ATTACK_TIMEOUT,
