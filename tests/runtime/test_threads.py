@@ -269,11 +269,18 @@ def test_call_later_with_no_loop_costs_one_thread_however_many_timers() -> None:
     thousand threads (control: the count of threads named for the timers is exactly one)."""
     before = threading.active_count()
     works = [Ran() for _ in range(1000)]
-    timers = [call_later(0.05 + n / 100_000, work, what="a timer") for n, work in enumerate(works)]
+    # Odd timers are due at once, even ones (cancelled) a second later: time enough to cancel
+    # them first however loaded the machine is. The one thread runs the heap in deadline order,
+    # so once a last timer due after all of them has run, every cancelled one's time has come.
+    timers = [
+        call_later((n % 2 == 0) + n / 100_000, work, what="a timer") for n, work in enumerate(works)
+    ]
+    last = Ran()
+    call_later(1.1, last, what="after them all")
     assert threading.active_count() <= before + 1
     for timer in timers[::2]:
         timer.cancel()
-    assert all(work.done.wait(WAIT) for work in works[1::2])
+    assert all(work.done.wait(WAIT) for work in [*works[1::2], last])
     assert not any(work.done.is_set() for work in works[::2])  # cancelled: never ran
     assert [t.name for t in threading.enumerate()].count("lineup-timers") == 1
     assert len({thread for work in works[1::2] for thread in work.threads}) == 1
