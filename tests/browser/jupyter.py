@@ -59,11 +59,33 @@ class JupyterServer:
     log: Path
     process: subprocess.Popen[bytes]
 
-    def api(self, method: str, path: str) -> Any:
-        request = urllib.request.Request(self.url + path, method=method)
+    def api(self, method: str, path: str, body: Any = None) -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.url + path, data=data, method=method)
         with urllib.request.urlopen(request, timeout=30) as response:
-            body = response.read()
-        return json.loads(body) if body else None
+            answer = response.read()
+        return json.loads(answer) if answer else None
+
+    def start_kernel_for(self, notebook: str) -> None:
+        """Start the notebook's next kernel before its page opens it, and wait until it is
+        idle: the page then finds a kernel ready, as when a notebook is reopened on a running
+        server. Without it, a page that starts the kernel itself can show "model not found"
+        for a widget whose state the notebook saved: the ipywidgets manager counts itself
+        restored once the new kernel connects, before it has read the notebook's state, which
+        it only does after the kernel answers, and gives a model up after 2 s (docs/testing.md).
+        """
+        session = self.api(
+            "POST",
+            "/api/sessions",
+            {"path": notebook, "type": "notebook", "name": notebook, "kernel": {"name": "python3"}},
+        )
+        deadline = time.monotonic() + KERNEL_TIMEOUT_MS / 1000
+        while time.monotonic() < deadline:
+            kernel = self.api("GET", f"/api/kernels/{session['kernel']['id']}")
+            if kernel["execution_state"] == "idle":
+                return
+            time.sleep(0.1)  # before the page loads the notebook: no frame is being created
+        raise TimeoutError(f"the kernel for {notebook} did not start")
 
     def session_ids(self) -> set[str]:
         return {session["id"] for session in self.api("GET", "/api/sessions")}
@@ -113,7 +135,7 @@ class JupyterServer:
 # JupyterLab extensions the browser tests turn off: nothing they test touches them, and each
 # does work at every notebook opened (a debugger handler and a debug_info request per kernel,
 # a table of contents, completer and tooltip providers, cell tags and metadata forms...).
-# Measured (tests/browser/README in docs/testing.md, "Speed"): opening a notebook and running a
+# Measured (docs/testing.md, "Fewer JupyterLab extensions"): opening a notebook and running a
 # cell costs 4.4 s of CPU with every extension on, 3.6 s without these, and the browser tier
 # opens a notebook or more in each of its 240 tests. test_smoke.py runs once in a JupyterLab
 # with every extension on (``all_extensions=True``), so the extensions and ours still meet.
@@ -471,7 +493,7 @@ class NotebookPage:
             self.command("docmanager:save")
         self.page.evaluate("() => { window.__lineupBeforeReload = true; }")
         self.page.reload()
-        self.page.wait_for_function("() => !window.__lineupBeforeReload")
+        self.page.wait_for_function("() => !window.__lineupBeforeReload", polling=100)
         self.wait_for_kernel()
 
 
@@ -499,7 +521,7 @@ class SharedLab:
             workspace = f"shared-{os.getpid()}-{self._loads}"
             self._page = self.context.new_page()
             self._page.goto(f"{self.server.url}/lab/workspaces/{workspace}?reset")
-            self._page.wait_for_function("() => window.jupyterapp")
+            self._page.wait_for_function("() => window.jupyterapp", polling=100)
             self._layout = self._page.evaluate(_LOADED)
         return self._page
 

@@ -126,6 +126,7 @@ def test_a_saved_notebook_reopened_without_its_kernel_shows_the_last_changes(
 
         notebook.command("docmanager:save")
         jupyter.shutdown_kernels()
+        jupyter.start_kernel_for(notebook.name)  # a new kernel, which knows no host
         notebook.reload(save=False)
 
         expect(page.locator(".lineup-host .lineup-kernel-gone")).to_contain_text(

@@ -63,7 +63,8 @@ def test_a_notebook_reopened_without_its_kernel_says_so_and_stays_read_only(
 
         notebook.command("docmanager:save")
         jupyter.shutdown_kernels()  # the kernel that held the host is gone
-        notebook.reload(save=False)  # JupyterLab starts a new kernel, which knows no host
+        jupyter.start_kernel_for(notebook.name)  # a new kernel, which knows no host
+        notebook.reload(save=False)
 
         status = page.locator(".lineup-host .lineup-kernel-gone")
         expect(status).to_have_text(f"Not connected to a kernel: {UNSYNCED}")
@@ -94,6 +95,7 @@ def test_a_notebook_saved_with_jupyterlabs_defaults_reopens_on_its_saved_picture
 
     notebook.command("docmanager:save")
     jupyter.shutdown_kernels()
+    jupyter.start_kernel_for(notebook.name)  # a new kernel, which knows no host
     notebook.reload(save=False)
 
     host = page.locator(".lineup-host")
