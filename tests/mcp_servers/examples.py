@@ -188,9 +188,10 @@ EXAMPLES: tuple[Example, ...] = (
         None,
         None,
         True,
-        "loads its data with its own get-customer-data call, through a consent card",
-        races="on a loaded machine its get-customer-data call once came before its "
-        "ui/notifications/initialized and was refused (not_initialized); not yet explained",
+        "loads its data with its own get-customer-data call, through a consent card; the app "
+        "makes that call on a 100 ms timer without awaiting its ui/initialize handshake, so on a "
+        "loaded machine it can come before its initialized: held until then, not refused (it "
+        "was refused, and the app never loaded, before)",
     ),
     Example(
         "cohort-heatmap",
