@@ -37,7 +37,8 @@ class Example:
     extra_args: tuple[str, ...] = field(default=())  # after the entry; "{pdf}" is sample_pdf()
     grant: str | None = None  # a resourceDomains domain its grant card must offer
     tall: bool = False  # sized to the viewport: its frame keeps the start height
-    broken: str | None = None  # text the app shows when it failed (it must not)
+    # Text the app shows when it failed (it must not): the test fails at once when it shows.
+    broken: str | None = None
     calls: str | None = None  # the tool its button calls, when not the one opened
     # Works, but not every time: why not (the test is then a non-strict xfail, and the table
     # says it); None when it works every time.
@@ -136,10 +137,13 @@ EXAMPLES: tuple[Example, ...] = (
         "4.3 MB of HTML opens; its read_pdf_bytes and poll_pdf_commands calls go through consent "
         "cards (no annotations: asked every time); then the app shows 'Setting up fake worker "
         "failed: Failed to fetch dynamically imported module: data:text/javascript;base64,...': "
-        "PDF.js runs its worker from a data: URL, as a module worker (worker-src 'none') or "
-        "imported in the app's realm (no data: in script-src: a nested frame could run such a "
-        "script before the guard)",
+        "PDF.js starts a blob: module worker whose one line is import() of its data: URL "
+        "(worker-src 'none'), then imports it in the app's realm (no data: in script-src: a "
+        "nested frame could run such a script before the guard); allowing data: and blob: "
+        "workers alone would not do, as the worker's import() is checked against the "
+        "script-src it inherits",
         ("{pdf}",),
+        broken="fake worker failed",
     ),
     Example(
         "threejs",
