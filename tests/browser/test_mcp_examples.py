@@ -239,8 +239,13 @@ def test_example_app_renders_and_its_button_works(
         page.wait_for_timeout(1500)
         expect(frame.locator("body")).not_to_contain_text(example.broken)
     if example.grant is not None:  # the domain it needs: offered, and its block said
-        row = f".lineup-mcp-grant[data-directive='resourceDomains'][data-domain='{example.grant}']"
+        row = (
+            f".lineup-mcp-grant[data-directive='{example.grant_directive}']"
+            f"[data-domain='{example.grant}']"
+        )
         expect(card(page).locator(row)).to_have_count(1)
+        if example.press is not None:
+            frame.locator(example.press).first.click()
         notes = card(page).locator(".lineup-mcp-note")
         expect(notes.filter(has_text=example.grant).first).to_be_visible()
     if example.button is not None and example.result is not None:
