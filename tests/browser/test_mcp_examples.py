@@ -105,32 +105,37 @@ def server(request: pytest.FixtureRequest, pdf: Path) -> Iterator[str]:
 
 @dataclass
 class ExamplesLab:
-    """The worker's notebook for the examples, while no test has failed in it."""
+    """The worker's notebook for the examples, while no test has failed in it, and what its
+    page printed during the current test."""
 
     notebook: NotebookPage
     console: list[str] = field(default_factory=list)
     tests: int = 0
     dirty: bool = False
 
+    def __post_init__(self) -> None:
+        self.notebook.page.on("console", self.heard)
+
+    def heard(self, message: ConsoleMessage) -> None:
+        self.console.append(f"{message.type}: {message.text}")
+
+    def leave(self) -> None:
+        """Stop listening to the page (it goes on to other tests)."""
+        self.notebook.page.remove_listener("console", self.heard)
+
 
 @pytest.fixture(scope="module")
 def examples_lab(shared_lab: SharedLab, jupyter: JupyterServer) -> Iterator[list[ExamplesLab]]:
-    """The notebook (and kernel) this worker's examples share, opened at the first test that
-    needs one; after a failed test the next one opens another. The worker's JupyterLab page
-    is borrowed for the module and given back with every document closed."""
+    """The notebooks (and kernels) this worker's examples share: one, opened at the first test
+    that needs it, and another after each failed test. The worker's JupyterLab page is
+    borrowed for the module and given back with every document closed."""
     before = jupyter.session_ids()
-    held: list[ExamplesLab] = []
-    page = shared_lab.borrow()
-
-    def heard(message: ConsoleMessage) -> None:
-        if held:
-            held[-1].console.append(f"{message.type}: {message.text}")
-
-    page.on("console", heard)
-    yield held
-    page.remove_listener("console", heard)
-    reuse = not any(lab.dirty for lab in held[-1:])
-    shared_lab.give_back(reuse=reuse)
+    labs: list[ExamplesLab] = []
+    yield labs
+    for lab in labs:
+        lab.leave()
+    if labs:
+        shared_lab.give_back(reuse=not labs[-1].dirty)
     jupyter.shutdown_kernels(keep=before, wait=False)
 
 
@@ -143,9 +148,9 @@ def examples_notebook(
 ) -> Iterator[NotebookPage]:
     """The shared notebook with a new host displayed, its earlier outputs cleared; the test's
     server and host closed after it. On failure: the console and the server log printed, and
-    the notebook left for good."""
+    the notebook left for good (with its page: the next test loads another)."""
     if not examples_lab or examples_lab[-1].dirty:
-        if examples_lab:  # a failed test's: every document closed, the page perhaps replaced
+        if examples_lab:
             shared_lab.give_back(reuse=False)
         name = f"mcp-examples-{len(examples_lab) + 1}.ipynb"
         write_notebook(jupyter.root, name, [SETUP])
