@@ -163,9 +163,9 @@ EXAMPLES: tuple[Example, ...] = (
         "failed: Failed to fetch dynamically imported module: data:text/javascript;base64,...': "
         "PDF.js starts a blob: module worker whose one line is import() of its data: URL "
         "(worker-src 'none'), then imports it in the app's realm (no data: in script-src: a "
-        "nested frame could run such a script before the guard); allowing data: and blob: "
-        "workers alone would not do, as the worker's import() is checked against the "
-        "script-src it inherits",
+        "nested frame could run such a script before the guard); allowing workers would not "
+        "help (a blob: module worker does not start in an opaque origin, measured): it needs "
+        "data: scripts",
         ("{pdf}",),
         broken="fake worker failed",
     ),
@@ -279,8 +279,7 @@ EXAMPLES: tuple[Example, ...] = (
         None,
         None,
         True,
-        "its canvas from the tool's input, a WebGL 2 shader (that it draws is not checked "
-        "here)",
+        "its canvas from the tool's input, a WebGL 2 shader (that it draws is not checked here)",
     ),
     Example(
         "sheet-music",
