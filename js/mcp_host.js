@@ -38,7 +38,8 @@ export const LIMITS = Object.freeze({
   perSecond: 100,
   /** The app's requests waiting for the kernel at once. */
   maxPending: 32,
-  /** Notifications kept for the app until it is initialized. */
+  /** Notifications kept for the app until it is initialized; and the app's own messages held
+   * between the answer to its ui/initialize and its initialized. */
   maxQueued: 64,
 });
 
@@ -96,6 +97,8 @@ export class McpHost {
     this.ourCount = 0;
     /** @type {Array<{ method: string, params: object }>} notifications before `initialized` */
     this.queue = [];
+    /** @type {Array<() => void>} the app's messages between our initialize answer and its initialized */
+    this.held = [];
     /** @type {Record<string, unknown>} the context as the app last heard it */
     this.sentContext = {};
     this.tokens = 2 * this.limits.perSecond;
@@ -199,6 +202,10 @@ export class McpHost {
       });
       return;
     }
+    if (this.phase === "answered") {
+      this.hold(method, () => this.request(id, method, params), id);
+      return;
+    }
     if (this.phase !== "initialized") {
       const reason = `${method} before ui/notifications/initialized: only ui/initialize and ping may come first`;
       this.refuse("not_initialized", reason, "$.method");
@@ -248,6 +255,11 @@ export class McpHost {
       this.phase = "initialized";
       for (const { method: queued, params: body } of this.queue.splice(0)) this.send({ method: queued, params: body });
       this.ports.initialized?.();
+      for (const run of this.held.splice(0)) run(); // in the order the app sent them
+      return;
+    }
+    if (this.phase === "answered") {
+      this.hold(method, () => this.notification(method, params));
       return;
     }
     if (this.phase !== "initialized") {
@@ -378,6 +390,26 @@ export class McpHost {
     }
     this.ours.clear();
     this.queue = [];
+    this.held = [];
+  }
+
+  /**
+   * What the app sent after our answer to its ui/initialize and before its initialized: held,
+   * in order, and handled once it says initialized, as if sent then. The App SDK sends
+   * initialized only when the answer is back, a round trip through the shell and the page, and
+   * an app that does not await that handshake (customer-segmentation calls its tool on a
+   * 100 ms timer) would otherwise be refused whenever the round trip took longer. Before our
+   * answer, and past `maxQueued` held, it is refused as before.
+   * @param {string} method @param {() => void} run @param {RpcId} [id] a request's
+   */
+  hold(method, run, id) {
+    if (this.held.length < this.limits.maxQueued) {
+      this.held.push(run);
+      return;
+    }
+    const reason = `${method} before ui/notifications/initialized: over ${this.limits.maxQueued} messages held until then`;
+    this.refuse("not_initialized", reason, "$.method");
+    if (id !== undefined) this.error(id, INVALID_REQUEST, reason);
   }
 
   // ---- helpers --------------------------------------------------------------------

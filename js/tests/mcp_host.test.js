@@ -364,6 +364,37 @@ test("requests and notifications before initialized are refused and answered wit
   assert.deepEqual(seen.toApp.at(-1), { jsonrpc: "2.0", id: 2, result: {} });
 });
 
+test("between the initialize answer and initialized: held in order, handled once initialized", () => {
+  // customer-segmentation calls its tool on a 100 ms timer without awaiting its handshake:
+  // on a loaded machine the call came before its initialized and was refused.
+  const { post, seen } = raw({ limits: { maxQueued: 3 } });
+  post({ jsonrpc: "2.0", id: 0, method: "ui/initialize", params: {} });
+  post({ jsonrpc: "2.0", method: "ui/notifications/size-changed", params: { height: 300 } });
+  post({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "a" } });
+  post({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "b" } });
+  post({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "c" } }); // over the bound
+  assert.equal(seen.requests.length, 0, "nothing reached the kernel before initialized");
+  assert.equal(seen.sizes.length, 0);
+  assert.deepEqual(
+    seen.refused.map((r) => r.code),
+    ["not_initialized"],
+  );
+  assert.deepEqual(seen.toApp.at(-1), {
+    jsonrpc: "2.0",
+    id: 3,
+    error: { code: -32600, message: seen.toApp.at(-1).error.message },
+  });
+  post({ jsonrpc: "2.0", method: "ui/notifications/initialized" });
+  assert.deepEqual(seen.sizes, [300]);
+  assert.deepEqual(
+    seen.requests.map((r) => r.params.name),
+    ["a", "b"],
+    "in the order the app sent them",
+  );
+  post({ jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "d" } });
+  assert.deepEqual(seen.requests.at(-1)?.params.name, "d");
+});
+
 test("a response to an id the host never sent (forged) is refused; a real one resolves once", async () => {
   const { post, host, seen, initialize } = raw();
   initialize();

@@ -73,6 +73,12 @@ def pytest_runtest_makereport(
     return report
 
 
+def failed(request: pytest.FixtureRequest) -> bool:
+    """Whether the requesting test has failed so far (for its fixtures' teardown)."""
+    reports = request.node.stash.get(_REPORTS, {})
+    return any(report.failed for report in reports.values())
+
+
 @pytest.fixture(scope="session")
 def chromium() -> str:
     if not CHROMIUM.exists():
@@ -144,9 +150,8 @@ def page(
     yield page
     page.remove_listener("console", on_console)
     page.remove_listener("pageerror", on_error)
-    reports = request.node.stash.get(_REPORTS, {})
-    failed = any(report.failed for report in reports.values())
-    if failed:
+    test_failed = failed(request)
+    if test_failed:
         ARTIFACTS.mkdir(exist_ok=True)
         shot = ARTIFACTS / (re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.nodeid) + ".png")
         try:
@@ -160,7 +165,7 @@ def page(
         page.close()
         given_back = None
     else:
-        given_back = shared_lab.give_back(reuse=not failed)
+        given_back = shared_lab.give_back(reuse=not test_failed)
     jupyter.shutdown_kernels(keep=before, wait=False)
     if given_back == "navigated":
         pytest.fail(

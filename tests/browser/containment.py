@@ -30,19 +30,52 @@ const bundles = JSON.parse(readFileSync(0, "utf8"));
 process.stdout.write(JSON.stringify(bundles.map((b) => shellDocument(surfaceDocument(b)))));
 """
 
+# The shell document around an MCP app whose one script is given, built by js/mcp_frames.js as
+# the host view does for an app with no grants: the app's policy (mcpCsp), our first script
+# and the app's with the guard first, each admitted by its hash, in the shell
+# (mcpShellDocument). The page parses an app's own HTML first (DOMParser, which node lacks);
+# this app's HTML is written here.
+_BUILD_MCP = """
+import { readFileSync } from "node:fs";
+import { FIRST_SCRIPT, guarded, mcpCsp, mcpShellDocument } from "./mcp_frames.js";
+import { cspHash } from "./sha256.js";
+const { body, script } = JSON.parse(readFileSync(0, "utf8"));
+const ours = guarded(script);
+const hashes = [cspHash(FIRST_SCRIPT), cspHash(ours)];
+const sources = { connectDomains: [], resourceDomains: [] };
+const srcdoc =
+  `<!DOCTYPE html><html><head><meta http-equiv="Content-Security-Policy" ` +
+  `content="${mcpCsp(sources, hashes)}"><script>${FIRST_SCRIPT}</script></head>` +
+  `<body>${body}<script>${ours}</script></body></html>`;
+const app = { srcdoc, hashes, scripts: 2, sources, invalid: [] };
+process.stdout.write(JSON.stringify(mcpShellDocument(app, 100, "control")));
+"""
 
-def shell_documents(bundles: list[dict[str, Any]]) -> list[str]:
-    """The host's shell srcdoc for each bundle, from js/frames.js run by node."""
+
+def _node(build: str, data: object) -> Any:
+    """What a build script run by node in js/ writes, as JSON."""
     result = subprocess.run(
-        ["node", "--input-type=module", "-e", _BUILD],
-        input=json.dumps(bundles),
+        ["node", "--input-type=module", "-e", build],
+        input=json.dumps(data),
         capture_output=True,
         text=True,
         cwd=REPO_JS,
         check=True,
     )
-    documents: list[str] = json.loads(result.stdout)
+    return json.loads(result.stdout)
+
+
+def shell_documents(bundles: list[dict[str, Any]]) -> list[str]:
+    """The host's shell srcdoc for each bundle, from js/frames.js run by node."""
+    documents: list[str] = _node(_BUILD, bundles)
     return documents
+
+
+def mcp_shell_document(body: str, script: str) -> str:
+    """The host's shell srcdoc around an MCP app of this body and one script (js/mcp_frames.js
+    run by node)."""
+    document: str = _node(_BUILD_MCP, {"body": body, "script": script})
+    return document
 
 
 # What each mechanism is in the built shell document, and the same document without it. A

@@ -29,11 +29,11 @@ from playwright.sync_api import (
     expect,
 )
 
-from tests.mcp_servers.sdk_apps import FORGED_RISK, PUBLIC_WILDCARDS
+from tests.mcp_servers.sdk_apps import EGRESS, FORGED_RISK, PUBLIC_WILDCARDS
 
 from .canary import Canary
 from .conftest import FRESH_PAGE, OpenNotebook, Screenshot, decide, settled
-from .containment import OFF_WEBRTC_GUARD, Seen, control_page, without
+from .containment import OFF_WEBRTC_GUARD, Seen, control_page, mcp_shell_document, without
 from .jupyter import CellError, JupyterServer, NotebookPage
 
 REPO = Path(__file__).resolve().parents[2]
@@ -548,6 +548,180 @@ def test_eval_runs_after_the_guard_and_escapes_nothing(
     finally:
         context.remove_listener("console", heard)
         control.close()
+
+
+# An app that starts a worker from a data: URL and one from a blob: URL; each tries every way
+# out to an https origin (a path per worker and way) and WebTransport to the canary's UDP
+# port, and says what happened: "WORKER <kind> <ways>".
+WORKER_SCRIPT = """
+const TARGET = %(target)s;
+const UDP = %(udp)s;
+const CODE = (kind) => `
+  const out = ["rtc " + typeof RTCPeerConnection];
+  const to = (way) => ${JSON.stringify(TARGET)} + "/" + ${JSON.stringify(kind)} + "/" + way;
+  const settle = (way, start) => new Promise((done) => {
+    try {
+      const made = way === "worker" ? " started" : " sent";
+      start(() => done(way + made), (why) => done(way + " blocked " + why));
+    } catch (error) {
+      done(way + " blocked " + error.name);
+    }
+    setTimeout(() => done(way + " no answer"), 1500);
+  });
+  // What the worker's policy blocked: "<directive> <last part of the URL>".
+  const violations = [];
+  self.addEventListener("securitypolicyviolation", (event) => {
+    violations.push(event.effectiveDirective + " " + event.blockedURI.split("/").pop());
+  });
+  // Playwright intercepts a worker's requests only a moment after it starts: until then one
+  // would go to the network (none here), and the control could not see it.
+  new Promise((go) => setTimeout(go, 500)).then(() => Promise.all([
+    settle("fetch", (ok, no) => {
+      fetch(to("fetch"), { mode: "no-cors" }).then(ok, (e) => no(e.name));
+    }),
+    settle("xhr", (ok, no) => {
+      const x = new XMLHttpRequest();
+      x.open("GET", to("xhr"));
+      x.onload = ok;
+      x.onerror = () => no("error");
+      x.send();
+    }),
+    settle("ws", (ok, no) => {
+      const w = new WebSocket(to("ws").replace("https:", "wss:"));
+      w.onopen = ok;
+      w.onerror = () => no("error");
+    }),
+    settle("sse", (ok, no) => {
+      const s = new EventSource(to("sse"));
+      s.onopen = ok;
+      s.onerror = () => no("error");
+    }),
+    settle("import", (ok) => { importScripts(to("import")); ok(); }),
+    settle("worker", (ok, no) => {
+      const w = new Worker("data:text/javascript," + encodeURIComponent(
+        "fetch(" + JSON.stringify(to("nested")) + ", { mode: 'no-cors' })"));
+      w.onerror = () => no("error");
+      setTimeout(ok, 500);
+    }),
+    settle("transport", (ok, no) => {
+      const w = new WebTransport("https://127.0.0.1:" + ${UDP} + "/" + ${JSON.stringify(kind)});
+      w.ready.then(ok, (e) => no(e.name));
+    }),
+  ])).then((ways) => {
+    postMessage(out.concat(ways).join("; ") + " | " + violations.sort().join(", "));
+  });
+`;
+for (const kind of ["data", "blob"]) {
+  const text = CODE(kind);
+  const url = kind === "data"
+    ? "data:text/javascript," + encodeURIComponent(text)
+    : URL.createObjectURL(new Blob([text], { type: "text/javascript" }));
+  try {
+    const worker = new Worker(url);
+    worker.onmessage = (event) => console.log(`WORKER ${kind} ran: ${event.data}`);
+    worker.onerror = () => console.log(`WORKER ${kind} blocked error`);
+  } catch (error) {
+    console.log(`WORKER ${kind} blocked ${error.name}`);
+  }
+}
+"""
+# What a Playwright route sees arrive from each worker when the policy allows it (a worker's
+# WebSocket is not routed: the policy's violation event says whether it was blocked).
+ROUTED = ("fetch", "xhr", "sse", "import", "nested")
+
+
+def workers_heard(control: Page, console: list[str]) -> dict[str, str]:
+    """What each worker said on the control page ("blocked ..." or "ran: <ways> | <blocked by
+    the policy>")."""
+    for _ in range(100):
+        lines = [text.split(" ", 2) for text in console if text.startswith("WORKER ")]
+        heard = {kind: said for _, kind, said in lines}
+        if set(heard) == {"data", "blob"}:
+            return heard
+        control.wait_for_timeout(100)
+    raise AssertionError(f"the workers said nothing: {console[-20:]}")
+
+
+def test_workers_inherit_the_apps_policy_and_reach_nothing(
+    canary: Canary, context: BrowserContext, jupyter: JupyterServer
+) -> None:
+    """Why an app gets no workers, and what they would be (docs/mcp-apps.md, "The PDF viewer"):
+    an app's shell document built as the host builds it, whose script starts a data: and a
+    blob: worker that try fetch, XHR, WebSocket, EventSource, importScripts and a nested
+    worker's fetch to an https origin (a Playwright route, which sees every request the
+    browser makes to it: the canary on loopback would not do, as Chromium's local network
+    access checks block an opaque origin's requests there whatever the CSP), and WebTransport
+    to the canary's UDP port. As shipped (worker-src 'none') neither starts. With worker-src
+    data: blob: both run and every way out is blocked by the policy (its violation event, each
+    way), as a worker made from a local-scheme URL inherits the app's policy (CSP3, and
+    Chromium applies it): a nested worker starts, nothing reaches the route, 0 datagrams at the
+    canary; WebRTC is not there. Control: the same with the origin in connect-src and
+    script-src: each request, the nested worker's fetch too, reaches the route, and the
+    WebSocket is no violation. (A worker's WebSocket is not routed, and WebTransport cannot be
+    shown getting out: the tests' Chromium runs without QUIC.)"""
+    arrived: list[str] = []
+
+    def answer(route: Route) -> None:
+        arrived.append(route.request.url)
+        route.fulfill(status=200, content_type="text/javascript", body="")
+
+    script = WORKER_SCRIPT % {"target": json.dumps(EGRESS), "udp": canary.udp_port}
+    shipped = mcp_shell_document("<p>workers</p>", script)
+    assert shipped.count("worker-src 'none'") == 2  # the shell's policy and the app's
+    workers = shipped.replace("worker-src 'none'", "worker-src data: blob:")
+    allowed = without(workers)
+    loose = without(
+        workers.replace("connect-src 'none'", f"connect-src {EGRESS} wss://egress.example")
+    ).replace("script-src 'unsafe-inline'", f"script-src 'unsafe-inline' {EGRESS}")
+    console: list[str] = []
+
+    def heard(message: ConsoleMessage) -> None:
+        console.append(message.text)
+
+    context.route(f"{EGRESS}/**", answer)
+    context.on("console", heard)
+    try:
+        results: list[dict[str, str]] = []
+        for doc in (shipped, allowed):
+            console.clear()
+            control = control_page(context, jupyter, Seen(), doc)
+            try:
+                results.append(workers_heard(control, console))
+                control.wait_for_timeout(1000)  # time for a request or a datagram to arrive
+            finally:
+                control.close()
+        assert arrived == [] and canary.total() == 0, (arrived, canary.summary())
+        as_shipped, with_workers = results
+        assert all(said.startswith("blocked") for said in as_shipped.values()), as_shipped
+        for kind, said in with_workers.items():
+            ways, violations = said.split(" | ")
+            assert ways.startswith("ran: rtc undefined; "), (kind, said)
+            assert " sent" not in ways, (kind, said)  # a nested worker starts: its fetch is blocked
+            assert "worker started" in ways, (kind, said)
+            # Blocked by the policy it inherited, each way (not by a network there is not).
+            for way in ("fetch", "xhr", "ws", "sse"):
+                assert f"connect-src {way}" in violations, (kind, way, said)
+            assert re.search(r"script-src\S* import", violations), (kind, said)
+            if "transport blocked ReferenceError" not in ways:  # WebTransport is there
+                assert f"connect-src {kind}" in violations, (kind, said)
+
+        console.clear()
+        control = control_page(context, jupyter, Seen(), loose)
+        try:
+            loosened = workers_heard(control, console)
+            for _ in range(50):  # each worker's ways that the loosened policy allows
+                if len(arrived) >= 2 * len(ROUTED):
+                    break
+                control.wait_for_timeout(100)
+        finally:
+            control.close()
+        for kind in ("data", "blob"):
+            for way in ROUTED:
+                assert f"{EGRESS}/{kind}/{way}" in arrived, (kind, way, arrived, loosened)
+            assert "connect-src ws" not in loosened[kind], loosened  # allowed: no violation
+    finally:
+        context.remove_listener("console", heard)
+        context.unroute(f"{EGRESS}/**")
 
 
 @FRESH_PAGE

@@ -5,6 +5,11 @@ stdio or streamable HTTP and opened; its own UI must show in its frame, and wher
 button that calls a tool, the click goes through the broker (a consent card, allowed) and the
 tool's result reaches the app. An entry marked as not working is expected to fail (strict), so
 the compatibility table cannot claim less, or more, than what was measured.
+
+A worker opens one notebook and kernel for all the examples it runs (``examples_lab``, module
+scoped): each test starts with the outputs cleared and a new ``Host`` displayed in a new cell,
+and ends with its server and host closed. A failed test leaves that notebook to nobody: the
+next one opens another.
 """
 
 from __future__ import annotations
@@ -14,16 +19,17 @@ import re
 import shutil
 import subprocess
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import FrameLocator, Locator, Page, expect
+from playwright.sync_api import ConsoleMessage, FrameLocator, Locator, Page, expect
 
 from tests.mcp_servers.examples import EXAMPLES, OFFLINE, Example, sample_pdf
 
 from .canary import Canary
-from .conftest import OpenNotebook, decide
-from .jupyter import NotebookPage, free_port
+from .conftest import decide, failed
+from .jupyter import JupyterServer, NotebookPage, SharedLab, free_port, write_notebook
 
 NODE = shutil.which("node")
 
@@ -32,9 +38,19 @@ pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed")
 SETUP = """\
 import json
 from lineup_jupyter import Host
-
-host = Host(conversation_id="conv_examples")
+"""
+# Each test's host, in a cell of its own (the outputs before it cleared): a view with nothing
+# of an earlier test's in it.
+HOST = """\
+host = Host(conversation_id={conversation!r})
 host
+"""
+# Each test's end: its app's server ended, its host's files closed (names that are not there,
+# when the test failed before making them, are no error).
+CLOSE = """\
+for name in ("server", "host"):
+    if name in globals():
+        globals().pop(name).close()
 """
 
 
@@ -87,6 +103,78 @@ def server(request: pytest.FixtureRequest, pdf: Path) -> Iterator[str]:
             process.stdout.close()
 
 
+@dataclass
+class ExamplesLab:
+    """The worker's notebook for the examples, while no test has failed in it, and what its
+    page printed during the current test."""
+
+    notebook: NotebookPage
+    console: list[str] = field(default_factory=list)
+    tests: int = 0
+    dirty: bool = False
+
+    def __post_init__(self) -> None:
+        self.notebook.page.on("console", self.heard)
+
+    def heard(self, message: ConsoleMessage) -> None:
+        self.console.append(f"{message.type}: {message.text}")
+
+    def leave(self) -> None:
+        """Stop listening to the page (it goes on to other tests)."""
+        self.notebook.page.remove_listener("console", self.heard)
+
+
+@pytest.fixture(scope="module")
+def examples_lab(shared_lab: SharedLab, jupyter: JupyterServer) -> Iterator[list[ExamplesLab]]:
+    """The notebooks (and kernels) this worker's examples share: one, opened at the first test
+    that needs it, and another after each failed test. The worker's JupyterLab page is
+    borrowed for the module and given back with every document closed."""
+    before = jupyter.session_ids()
+    labs: list[ExamplesLab] = []
+    yield labs
+    for lab in labs:
+        lab.leave()
+    if labs:
+        shared_lab.give_back(reuse=not labs[-1].dirty)
+    jupyter.shutdown_kernels(keep=before, wait=False)
+
+
+@pytest.fixture
+def examples_notebook(
+    examples_lab: list[ExamplesLab],
+    shared_lab: SharedLab,
+    jupyter: JupyterServer,
+    request: pytest.FixtureRequest,
+) -> Iterator[NotebookPage]:
+    """The shared notebook with a new host displayed, its earlier outputs cleared; the test's
+    server and host closed after it. On failure: the console and the server log printed, and
+    the notebook left for good (with its page: the next test loads another)."""
+    if not examples_lab or examples_lab[-1].dirty:
+        if examples_lab:
+            shared_lab.give_back(reuse=False)
+        name = f"mcp-examples-{len(examples_lab) + 1}.ipynb"
+        write_notebook(jupyter.root, name, [SETUP])
+        notebook = NotebookPage(shared_lab.borrow(), jupyter, name, "lab").open()
+        notebook.run_all()
+        examples_lab.append(ExamplesLab(notebook))
+    lab = examples_lab[-1]
+    lab.tests += 1
+    lab.console.clear()
+    notebook = lab.notebook
+    notebook.command("notebook:clear-all-cell-outputs")
+    notebook.run_cell(HOST.format(conversation=f"conv_examples_{lab.tests}"))
+    yield notebook
+    if failed(request):
+        lab.dirty = True
+        print("browser console:", *lab.console[-50:], sep="\n  ")
+        print("jupyter log (tail):", jupyter.log_tail(), sep="\n")
+    try:
+        notebook.execute(CLOSE)
+    except Exception as error:  # a kernel a failed test left busy: the notebook goes anyway
+        lab.dirty = True
+        print(f"closing the example's server failed: {error}")
+
+
 def kernel_json(notebook: NotebookPage, expression: str) -> object:
     return json.loads(notebook.execute(f"print(json.dumps({expression}))"))
 
@@ -100,12 +188,20 @@ def allow(prompt: Locator) -> None:
     decide(prompt.locator("button.lineup-allow"))
 
 
-def allow_until(page: Page, shown: Locator) -> int:
-    """Allow each consent card the app's calls raise until ``shown`` is visible; how many."""
+def not_failed(failed: Locator | None) -> None:
+    """Fails at once when the app shows that it failed (waiting longer is no use)."""
+    if failed is not None and failed.count() > 0:
+        raise AssertionError(f"the app failed: {(failed.first.text_content() or '')[:300]}")
+
+
+def allow_until(page: Page, shown: Locator, failed: Locator | None = None) -> int:
+    """Allow each consent card the app's calls raise until ``shown`` is visible; how many.
+    Fails at once when ``failed`` shows."""
     allowed = 0
     for _ in range(240):
         if shown.is_visible():
             return allowed
+        not_failed(failed)
         if prompts(page).count() > 0 and allowed < 8:
             allow(prompts(page).first)
             allowed += 1
@@ -127,9 +223,11 @@ def params() -> list[object]:
 
 @pytest.mark.parametrize(("example", "server"), params(), indirect=["server"])
 def test_example_app_renders_and_its_button_works(
-    open_notebook: OpenNotebook, canary: Canary, example: Example, server: str, pdf: Path
+    server: str, examples_notebook: NotebookPage, canary: Canary, example: Example, pdf: Path
 ) -> None:
-    notebook = open_notebook([SETUP])
+    # ``server`` first: set up before the notebook's host, so the host closes the session
+    # (examples_notebook's teardown) before a server of its own goes.
+    notebook = examples_notebook
     page = notebook.page
     name = re.sub(r"[^a-z0-9]", "", example.server)
     notebook.execute(f"server = host.connect_mcp({server}, name={name!r})")
@@ -137,7 +235,8 @@ def test_example_app_renders_and_its_button_works(
     notebook.execute(f"app = server.open({example.tool!r}, {arguments!r})")
     expect(card(page)).to_have_count(1)
     frame = app_frame(page)
-    allow_until(page, frame.locator(example.rendered).first)
+    failed = None if example.broken is None else frame.get_by_text(example.broken)
+    allow_until(page, frame.locator(example.rendered).first, failed)
     shell = card(page).locator("iframe.lineup-shell:not([hidden])")
     if example.tall:  # sized to the viewport: it keeps the height it started at
         assert shell.evaluate("e => e.offsetHeight") >= 400
@@ -145,14 +244,24 @@ def test_example_app_renders_and_its_button_works(
         page.wait_for_timeout(1500)
         expect(frame.locator("body")).not_to_contain_text(example.broken)
     if example.grant is not None:  # the domain it needs: offered, and its block said
-        row = f".lineup-mcp-grant[data-directive='resourceDomains'][data-domain='{example.grant}']"
+        row = (
+            f".lineup-mcp-grant[data-directive='{example.grant_directive}']"
+            f"[data-domain='{example.grant}']"
+        )
         expect(card(page).locator(row)).to_have_count(1)
+        if example.press is not None:
+            frame.locator(example.press).first.click()
         notes = card(page).locator(".lineup-mcp-note")
         expect(notes.filter(has_text=example.grant).first).to_be_visible()
     if example.button is not None and example.result is not None:
         shown = frame.locator("body")
         before = shown.inner_text()
         frame.locator(example.button).first.click()
+        for _ in range(120):  # its call's consent card, or at once the app's failure
+            if prompts(page).count() > 0:
+                break
+            not_failed(failed)
+            page.wait_for_timeout(250)
         expect(prompts(page)).to_have_count(1)
         allow(prompts(page).first)
         expect(shown).not_to_have_text(before)

@@ -35,9 +35,12 @@ class Example:
     works: bool
     notes: str
     extra_args: tuple[str, ...] = field(default=())  # after the entry; "{pdf}" is sample_pdf()
-    grant: str | None = None  # a resourceDomains domain its grant card must offer
+    grant: str | None = None  # a domain its grant card must offer, and its block name
+    grant_directive: str = "resourceDomains"  # the directive ``grant`` is declared in
+    press: str | None = None  # what the user clicks that needs ``grant`` (then its block shows)
     tall: bool = False  # sized to the viewport: its frame keeps the start height
-    broken: str | None = None  # text the app shows when it failed (it must not)
+    # Text the app shows when it failed (it must not): the test fails at once when it shows.
+    broken: str | None = None
     calls: str | None = None  # the tool its button calls, when not the one opened
     # Works, but not every time: why not (the test is then a non-strict xfail, and the table
     # says it); None when it works every time.
@@ -66,6 +69,25 @@ class Example:
 
 
 TIME = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d"
+# What the shadertoy and sheet-music tools are given: the defaults their servers declare (the
+# apps read the tool's input, which has only what the caller sent).
+SHADER = """void mainImage(out vec4 fragColor, in vec2 fragCoord) {
+    vec2 uv = fragCoord / iResolution.xy;
+    fragColor = vec4(uv, 0.5 + 0.5*sin(iTime), 1.0);
+}"""
+TUNE = """X:1
+T:Twinkle, Twinkle Little Star
+M:4/4
+L:1/4
+K:C
+C C G G | A A G2 | F F E E | D D C2 |"""
+
+
+def get_time(server: str, notes: str) -> Example:
+    """A basic-* example: its Get Server Time button calls get-time through a consent card."""
+    button = "button:has-text('Get Server Time')"
+    return Example(server, "stdio", "get-time", {}, button, button, TIME, True, notes)
+
 
 EXAMPLES: tuple[Example, ...] = (
     Example(
@@ -124,6 +146,9 @@ EXAMPLES: tuple[Example, ...] = (
         True,
         "the same over streamable HTTP on 127.0.0.1",
     ),
+    get_time("basic-preact", "Preact: the same button, its time back in the app"),
+    get_time("basic-solid", "Solid: the same button, its time back in the app"),
+    get_time("basic-svelte", "Svelte: the same button, its time back in the app"),
     Example(
         "pdf",
         "stdio",
@@ -136,10 +161,13 @@ EXAMPLES: tuple[Example, ...] = (
         "4.3 MB of HTML opens; its read_pdf_bytes and poll_pdf_commands calls go through consent "
         "cards (no annotations: asked every time); then the app shows 'Setting up fake worker "
         "failed: Failed to fetch dynamically imported module: data:text/javascript;base64,...': "
-        "PDF.js runs its worker from a data: URL, as a module worker (worker-src 'none') or "
-        "imported in the app's realm (no data: in script-src: a nested frame could run such a "
-        "script before the guard)",
+        "PDF.js starts a blob: module worker whose one line is import() of its data: URL "
+        "(worker-src 'none'), then imports it in the app's realm (no data: in script-src: a "
+        "nested frame could run such a script before the guard); allowing workers would not "
+        "help (a blob: module worker does not start in an opaque origin, measured): it needs "
+        "data: scripts",
         ("{pdf}",),
+        broken="fake worker failed",
     ),
     Example(
         "threejs",
@@ -188,9 +216,10 @@ EXAMPLES: tuple[Example, ...] = (
         None,
         None,
         True,
-        "loads its data with its own get-customer-data call, through a consent card",
-        races="on a loaded machine its get-customer-data call once came before its "
-        "ui/notifications/initialized and was refused (not_initialized); not yet explained",
+        "loads its data with its own get-customer-data call, through a consent card; the app "
+        "makes that call on a 100 ms timer without awaiting its ui/initialize handshake, so on a "
+        "loaded machine it can come before its initialized: held until then, not refused (it "
+        "was refused, and the app never loaded, before)",
     ),
     Example(
         "cohort-heatmap",
@@ -240,6 +269,61 @@ EXAMPLES: tuple[Example, ...] = (
         "grant and says the script was blocked; ungranted (offline here) the app says so",
         grant="https://cesium.com",
         tall=True,
+    ),
+    Example(
+        "shadertoy",
+        "stdio",
+        "render-shadertoy",
+        {"fragmentShader": SHADER},
+        "canvas#canvas",
+        None,
+        None,
+        True,
+        "its canvas from the tool's input, a WebGL 2 shader (that it draws is not checked here)",
+    ),
+    Example(
+        "sheet-music",
+        "stdio",
+        "play-sheet-music",
+        {"abcNotation": TUNE},
+        "#sheet-music svg",
+        None,
+        None,
+        True,
+        "its sheet drawn by abcjs from the tool's input; Play fetches soundfonts from "
+        "https://paulrosen.github.io, which it declares in connectDomains: its card offers the "
+        "grant and, once Play is clicked, says the fetch was blocked; ungranted (offline here) "
+        "there is no sound",
+        grant="https://paulrosen.github.io",
+        grant_directive="connectDomains",
+        press=".abcjs-midi-start",
+    ),
+    Example(
+        "video-resource",
+        "stdio",
+        "play_video",
+        {"videoId": "bunny-1mb"},
+        "#error-message:has-text('test-videos.co.uk')",
+        None,
+        None,
+        True,
+        "the app reads the video with resources/read through this host; offline its server "
+        "cannot fetch it from test-videos.co.uk, and the app shows the server's error (a video, "
+        "a base64 blob of 1.4 MB in one answer, is under the 8 MiB read limit; not played here)",
+    ),
+    Example(
+        "transcript",
+        "stdio",
+        "transcribe",
+        {},
+        "#start-btn",
+        "#start-btn",
+        ".",
+        False,
+        "its UI shows; Start needs the microphone (getUserMedia, then Web Speech), which this "
+        "host never grants an app (its frame's allow attribute denies it; _meta.ui.permissions "
+        "is refused): the app says 'Microphone access denied'",
+        broken="Microphone access denied",
     ),
 )
 
