@@ -136,6 +136,9 @@ def page(
     test's page is not reused."""
     fresh = request.node.get_closest_marker("fresh_page") is not None
     before = jupyter.session_ids()
+    # The kernel of the notebook the last test kept open (SharedLab): this test takes it over,
+    # or it goes with this test's kernels; a test on a page of its own leaves it to the next.
+    kept_before = {shared_lab.kept_session} - {None} if not fresh else set()
     page = context.new_page() if fresh else shared_lab.borrow()
     console: list[str] = []
 
@@ -166,7 +169,8 @@ def page(
         given_back = None
     else:
         given_back = shared_lab.give_back(reuse=not test_failed)
-    jupyter.shutdown_kernels(keep=before, wait=False)
+    kept = {shared_lab.kept_session} - {None}
+    jupyter.shutdown_kernels(keep=(before - kept_before) | kept, wait=False)
     if given_back == "navigated":
         pytest.fail(
             "the test loaded another document into the shared JupyterLab page: mark it fresh_page",
@@ -176,18 +180,24 @@ def page(
 
 @pytest.fixture
 def open_notebook(
-    page: Page, jupyter: JupyterServer, request: pytest.FixtureRequest
+    page: Page, jupyter: JupyterServer, shared_lab: SharedLab, request: pytest.FixtureRequest
 ) -> OpenNotebook:
     """``open_notebook(cells, ui="lab"|"notebook", run=True)``: write a notebook with these code
-    cells into the server's root, open it in the page, wait for the kernel, run all cells."""
+    cells into the server's root, open it in the page, wait for the kernel, run all cells. In
+    the shared JupyterLab page, a test's first notebook takes over the one the last test kept
+    (SharedLab.open_notebook: a kernel of its own all the same)."""
     count = 0
+    shared = request.node.get_closest_marker("fresh_page") is None
 
     def open_(cells: Sequence[str], *, ui: UI = "lab", run: bool = True) -> NotebookPage:
         nonlocal count
         count += 1
         name = f"{re.sub(r'[^A-Za-z0-9_-]+', '-', request.node.name)}-{count}.ipynb"
-        write_notebook(jupyter.root, name, cells)
-        notebook = NotebookPage(page, jupyter, name, ui).open()
+        if shared and ui == "lab" and count == 1:
+            notebook = shared_lab.open_notebook(name, cells)
+        else:
+            write_notebook(jupyter.root, name, cells)
+            notebook = NotebookPage(page, jupyter, name, ui).open()
         if run:
             notebook.run_all()
         return notebook

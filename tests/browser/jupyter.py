@@ -342,9 +342,49 @@ _COMMAND = f"""async ([name, command, args]) => {{ {_PANEL}
 }}"""
 
 # Opens a notebook in the JupyterLab already running in the page, as the file browser does.
-_OPEN = """async (name) => {
-  await window.jupyterapp.commands.execute('docmanager:open', { path: name, factory: 'Notebook' });
-}"""
+# The notebook a test opened first through SharedLab.open_notebook stays open for the next
+# test, which takes it over (_TAKE_OVER). A test that opens a notebook another way first closes
+# that kept one: no locator of the test's may find an earlier test's cells in a hidden tab.
+_KEPT = "__lineupKept"  # the kept notebook's path, while it waits for the next test
+_FIRST = "__lineupFirst"  # the path of the notebook the current test took over or opened
+
+_OPEN = f"""async (name) => {{ {_PANEL}
+  const kept = window.{_KEPT};
+  window.{_KEPT} = null;
+  if (kept) findPanel(kept)?.dispose();
+  const args = {{ path: name, factory: 'Notebook' }};
+  await window.jupyterapp.commands.execute('docmanager:open', args);
+}}"""
+
+# The kept notebook, renamed to the new test's name (its panel and session follow the file);
+# null when done, else why not.
+_RENAME_KEPT = f"""async (name) => {{ {_PANEL}
+  const kept = window.{_KEPT};
+  window.{_KEPT} = null;
+  const panel = kept ? findPanel(kept) : null;
+  if (!panel) return 'no notebook was kept';
+  try {{
+    await window.jupyterapp.serviceManager.contents.rename(kept, name);
+  }} catch (error) {{
+    panel.dispose();
+    return `the rename failed: ${{error}}`;
+  }}
+  for (let i = 0; panel.context.path !== name; i++) {{
+    if (i > 500) {{ panel.dispose(); return 'the panel did not follow the rename'; }}
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }}
+  return null;
+}}"""
+
+# The renamed notebook takes the test's cells from the file (the earlier test's cells and
+# outputs go, and the views in them) and a new kernel process (a restart: same session).
+_TAKE_OVER = f"""async (name) => {{ {_PANEL}
+  const panel = await activate(name);
+  await panel.context.revert();
+  await panel.sessionContext.restartKernel();
+  await panel.sessionContext.session.kernel.requestKernelInfo();
+  window.{_FIRST} = name;
+}}"""
 
 # The worker's shared page (SharedLab) carries this flag from the moment JupyterLab is restored
 # in it; a reload or a navigation drops it with the old document.
@@ -375,14 +415,27 @@ _LOADED = f"""async () => {{ {_LAYOUT}
   return layout();
 }}"""
 
-# Closes every document without asking to save (dispose, not close: nothing is to be kept),
-# then says what differs from the page as it was loaded, if anything.
-_GIVE_BACK = f"""async (loaded) => {{ {_LAYOUT}
-  if (window.{_SHARED_FLAG} !== true) return 'navigated';
-  for (const widget of Array.from(window.jupyterapp.shell.widgets('main'))) widget.dispose();
+# Closes every document without asking to save (dispose, not close), but the notebook the test
+# opened first when ``keep`` and its kernel is still there (it is kept for the next test); then
+# says what differs from the page as it was loaded, if anything: [why not reusable or null, the
+# kept notebook's session id or null].
+_GIVE_BACK = f"""async ([loaded, keep]) => {{ {_LAYOUT} {_PANEL}
+  if (window.{_SHARED_FLAG} !== true) return ['navigated', null];
+  const first = window.{_FIRST};
+  window.{_FIRST} = null;
+  const panel = keep && first ? findPanel(first) : null;
+  const kernel = panel?.sessionContext?.session?.kernel;
+  const alive =
+    kernel?.connectionStatus === 'connected' && !['dead', 'unknown'].includes(kernel.status);
+  const kept = alive ? panel : null;
+  for (const widget of Array.from(window.jupyterapp.shell.widgets('main'))) {{
+    if (widget !== kept) widget.dispose();
+  }}
   await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
   const now = layout();
-  return now === loaded ? null : `changed: ${{now}}, loaded as ${{loaded}}`;
+  if (now !== loaded) return [`changed: ${{now}}, loaded as ${{loaded}}`, null];
+  window.{_KEPT} = kept ? first : null;
+  return [null, kept ? kept.sessionContext.session.id : null];
 }}"""
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -504,8 +557,13 @@ def is_shared_lab(page: Page) -> bool:
 class SharedLab:
     """One JupyterLab page lent to one test after another, so that JupyterLab is loaded once
     and not for every test (loading it is most of a short test's time on 2 cores): a test opens
-    its notebook in the running app, and gives the page back with every document closed. A page
-    that does not come back as it was loaded is closed; the next test gets a new one."""
+    its notebook in the running app, and gives the page back with every document closed but
+    its first notebook, which the next test takes over (``open_notebook``). A page that does
+    not come back as it was loaded is closed; the next test gets a new one.
+
+    Taking a notebook over costs a kernel restart and a reload of the file; opening one costs a
+    new notebook panel and session besides (measured, docs/testing.md "One notebook panel per
+    worker": 1.9 s of CPU instead of 4.3 s)."""
 
     def __init__(self, context: BrowserContext, server: JupyterServer) -> None:
         self.context = context
@@ -513,6 +571,23 @@ class SharedLab:
         self._page: Page | None = None
         self._layout = ""
         self._loads = 0
+        # The session of the notebook kept open for the next test, if any.
+        self.kept_session: str | None = None
+
+    def open_notebook(self, name: str, cells: Sequence[str]) -> NotebookPage:
+        """The test's first notebook, with these cells and a kernel of its own: the notebook
+        the last test left open, renamed, reloaded and its kernel restarted; else a new one."""
+        page = self.borrow()
+        reason = page.evaluate(_RENAME_KEPT, name)
+        write_notebook(self.server.root, name, cells)
+        notebook = NotebookPage(page, self.server, name, "lab")
+        if reason is None:
+            page.evaluate(_TAKE_OVER, name)
+            notebook.wait_for_kernel()
+        else:
+            notebook.open()
+            page.evaluate(f"(name) => {{ window.{_FIRST} = name; }}", name)
+        return notebook
 
     def borrow(self) -> Page:
         if self._page is None:
@@ -526,18 +601,20 @@ class SharedLab:
         return self._page
 
     def give_back(self, *, reuse: bool) -> str | None:
-        """Close the test's documents (``reuse=False``: the whole page); None when the page is
-        ready for the next test, else why it was closed ('navigated' when the test loaded
-        another document into it)."""
+        """Close the test's documents but the one kept for the next test (``reuse=False``:
+        the whole page, nothing kept); None when the page is ready for the next test, else why
+        it was closed ('navigated' when the test loaded another document into it)."""
         assert self._page is not None, "give_back without borrow"
         reason: str | None = "not reused"
+        self.kept_session = None
         if reuse and not self._page.is_closed():
-            reason = self._page.evaluate(_GIVE_BACK, self._layout)
+            reason, self.kept_session = self._page.evaluate(_GIVE_BACK, [self._layout, True])
         if reason is not None:
             self.close()
         return reason
 
     def close(self) -> None:
+        self.kept_session = None
         if self._page is not None:
             self._page.close()
             self._page = None

@@ -130,13 +130,16 @@ def examples_lab(shared_lab: SharedLab, jupyter: JupyterServer) -> Iterator[list
     that needs it, and another after each failed test. The worker's JupyterLab page is
     borrowed for the module and given back with every document closed."""
     before = jupyter.session_ids()
+    # The notebook an earlier test kept open (SharedLab) is closed when this opens its own.
+    kept_before = {shared_lab.kept_session} - {None}
     labs: list[ExamplesLab] = []
     yield labs
     for lab in labs:
         lab.leave()
     if labs:
         shared_lab.give_back(reuse=not labs[-1].dirty)
-    jupyter.shutdown_kernels(keep=before, wait=False)
+    kept = {shared_lab.kept_session} - {None}
+    jupyter.shutdown_kernels(keep=(before - kept_before) | kept, wait=False)
 
 
 @pytest.fixture
