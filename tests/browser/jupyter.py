@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import nbformat
+from jupyter_client.blocking import BlockingKernelClient
 from playwright.sync_api import BrowserContext, Page
 
 UI = Literal["lab", "notebook"]
@@ -67,25 +68,27 @@ class JupyterServer:
         return json.loads(answer) if answer else None
 
     def start_kernel_for(self, notebook: str) -> None:
-        """Start the notebook's next kernel before its page opens it, and wait until it is
-        idle: the page then finds a kernel ready, as when a notebook is reopened on a running
-        server. Without it, a page that starts the kernel itself can show "model not found"
-        for a widget whose state the notebook saved: the ipywidgets manager counts itself
-        restored once the new kernel connects, before it has read the notebook's state, which
-        it only does after the kernel answers, and gives a model up after 2 s (docs/testing.md).
-        """
+        """Start the notebook's next kernel before its page opens it, and wait until it answers
+        (a kernel_info request over its own connection file): the page then finds a kernel
+        ready, as when a notebook is reopened on a running server. Without it, a page that
+        starts the kernel itself can show "model not found" for a widget whose state the
+        notebook saved: the ipywidgets manager counts itself restored once the new kernel
+        connects, before it has read the notebook's state, which it only does after the kernel
+        answers, and gives a model up after 2 s (docs/testing.md)."""
         session = self.api(
             "POST",
             "/api/sessions",
             {"path": notebook, "type": "notebook", "name": notebook, "kernel": {"name": "python3"}},
         )
-        deadline = time.monotonic() + KERNEL_TIMEOUT_MS / 1000
-        while time.monotonic() < deadline:
-            kernel = self.api("GET", f"/api/kernels/{session['kernel']['id']}")
-            if kernel["execution_state"] == "idle":
-                return
-            time.sleep(0.1)  # before the page loads the notebook: no frame is being created
-        raise TimeoutError(f"the kernel for {notebook} did not start")
+        # The server's runtime dir (start_jupyter) holds each kernel's connection file.
+        connection = self.root.parent / "runtime" / f"kernel-{session['kernel']['id']}.json"
+        client = BlockingKernelClient(connection_file=str(connection))
+        client.load_connection_file()
+        client.start_channels()
+        try:
+            client.wait_for_ready(timeout=KERNEL_TIMEOUT_MS / 1000)
+        finally:
+            client.stop_channels()
 
     def session_ids(self) -> set[str]:
         return {session["id"] for session in self.api("GET", "/api/sessions")}
@@ -356,13 +359,15 @@ _OPEN = f"""async (name) => {{ {_PANEL}
   await window.jupyterapp.commands.execute('docmanager:open', args);
 }}"""
 
-# The kept notebook, renamed to the new test's name (its panel and session follow the file);
-# null when done, else why not.
-_RENAME_KEPT = f"""async (name) => {{ {_PANEL}
+# The kept notebook, renamed to the new test's name (its panel and session follow the file),
+# when its session is still on the server (a module's fixture may have shut every kernel
+# down); null when done, else why not (the kept panel closed).
+_RENAME_KEPT = f"""async ([name, usable]) => {{ {_PANEL}
   const kept = window.{_KEPT};
   window.{_KEPT} = null;
   const panel = kept ? findPanel(kept) : null;
   if (!panel) return 'no notebook was kept';
+  if (!usable) {{ panel.dispose(); return 'its session is gone'; }}
   try {{
     await window.jupyterapp.serviceManager.contents.rename(kept, name);
   }} catch (error) {{
@@ -377,13 +382,23 @@ _RENAME_KEPT = f"""async (name) => {{ {_PANEL}
 }}"""
 
 # The renamed notebook takes the test's cells from the file (the earlier test's cells and
-# outputs go, and the views in them) and a new kernel process (a restart: same session).
+# outputs go, and the views in them) and a new kernel process (a restart: same session); null
+# when done, else why not (the panel closed).
 _TAKE_OVER = f"""async (name) => {{ {_PANEL}
   const panel = await activate(name);
-  await panel.context.revert();
-  await panel.sessionContext.restartKernel();
-  await panel.sessionContext.session.kernel.requestKernelInfo();
+  try {{
+    await panel.context.revert();
+    await panel.sessionContext.restartKernel();  // logs, does not throw, when it fails
+    const kernel = panel.sessionContext.session?.kernel;
+    if (!kernel || kernel.status === 'dead') throw new Error('no kernel after the restart');
+    const late = new Promise((_, fail) => setTimeout(() => fail(new Error('no answer')), 20000));
+    await Promise.race([kernel.requestKernelInfo(), late]);
+  }} catch (error) {{
+    panel.dispose();
+    return `the take-over failed: ${{error}}`;
+  }}
   window.{_FIRST} = name;
+  return null;
 }}"""
 
 # The worker's shared page (SharedLab) carries this flag from the moment JupyterLab is restored
@@ -578,11 +593,14 @@ class SharedLab:
         """The test's first notebook, with these cells and a kernel of its own: the notebook
         the last test left open, renamed, reloaded and its kernel restarted; else a new one."""
         page = self.borrow()
-        reason = page.evaluate(_RENAME_KEPT, name)
+        kept, self.kept_session = self.kept_session, None
+        usable = kept is not None and kept in self.server.session_ids()
+        reason = page.evaluate(_RENAME_KEPT, [name, usable])
         write_notebook(self.server.root, name, cells)
         notebook = NotebookPage(page, self.server, name, "lab")
         if reason is None:
-            page.evaluate(_TAKE_OVER, name)
+            reason = page.evaluate(_TAKE_OVER, name)
+        if reason is None:
             notebook.wait_for_kernel()
         else:
             notebook.open()
