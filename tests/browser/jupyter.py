@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import re
 import signal
 import socket
@@ -69,7 +70,7 @@ class JupyterServer:
 
     def start_kernel_for(self, notebook: str) -> None:
         """Start the notebook's next kernel before its page opens it, and wait until it answers
-        (a kernel_info request over its own connection file): the page then finds a kernel
+        a kernel_info request (over its own connection file): the page then finds a kernel
         ready, as when a notebook is reopened on a running server. Without it, a page that
         starts the kernel itself can show "model not found" for a widget whose state the
         notebook saved: the ipywidgets manager counts itself restored once the new kernel
@@ -84,9 +85,20 @@ class JupyterServer:
         connection = self.root.parent / "runtime" / f"kernel-{session['kernel']['id']}.json"
         client = BlockingKernelClient(connection_file=str(connection))
         client.load_connection_file()
-        client.start_channels()
+        # No heartbeat channel: jupyter_client's wait_for_ready takes a kernel whose heartbeat
+        # has not begun yet (it is still starting) for a dead one.
+        client.start_channels(hb=False)
         try:
-            client.wait_for_ready(timeout=KERNEL_TIMEOUT_MS / 1000)
+            deadline = time.monotonic() + KERNEL_TIMEOUT_MS / 1000
+            asked = client.kernel_info()  # queued by ZeroMQ until the kernel is there
+            while time.monotonic() < deadline:
+                try:
+                    reply = client.get_shell_msg(timeout=1)
+                except queue.Empty:
+                    continue
+                if reply["parent_header"].get("msg_id") == asked:
+                    return
+            raise TimeoutError(f"the kernel for {notebook} did not answer")
         finally:
             client.stop_channels()
 
@@ -137,15 +149,16 @@ class JupyterServer:
 
 # JupyterLab extensions the browser tests turn off: nothing they test touches them, and each
 # does work at every notebook opened (a debugger handler and a debug_info request per kernel,
-# a table of contents, completer and tooltip providers, cell tags and metadata forms...).
-# Measured (docs/testing.md, "Fewer JupyterLab extensions"): opening a notebook and running a
-# cell costs 4.4 s of CPU with every extension on, 3.6 s without these, and the browser tier
-# opens a notebook or more in each of its 240 tests. test_smoke.py runs once in a JupyterLab
-# with every extension on (``all_extensions=True``), so the extensions and ours still meet.
+# a table of contents, LSP connections, tooltip providers, cell tags and metadata forms...),
+# with the plugins of other packages that need them (else each logs that it failed to
+# activate). Measured (docs/testing.md, "Fewer JupyterLab extensions"): opening a notebook
+# and running a cell costs 4.6 s of CPU with every extension on, 3.8 s without these, and the
+# browser tier opens a notebook or more in each of its 240 tests. test_smoke.py runs once in a
+# JupyterLab with every extension on (``all_extensions=True``), so the extensions and ours
+# still meet.
 TRIMMED_EXTENSIONS = (
     "@jupyterlab/celltags-extension",
     "@jupyterlab/cell-toolbar-extension",
-    "@jupyterlab/completer-extension",
     "@jupyterlab/debugger-extension",
     "@jupyterlab/documentsearch-extension",
     "@jupyterlab/extensionmanager-extension",
@@ -156,6 +169,14 @@ TRIMMED_EXTENSIONS = (
     "@jupyterlab/running-extension",
     "@jupyterlab/toc-extension",
     "@jupyterlab/tooltip-extension",
+    # Plugins of packages left on that need one of those.
+    "@jupyterlab/fileeditor-extension:language-server",
+    "@jupyterlab/fileeditor-extension:search",
+    "@jupyterlab/notebook-extension:language-server",
+    "@jupyterlab/notebook-extension:search",
+    "@jupyterlab/notebook-extension:toc",
+    "@jupyterlab/notebook-extension:update-raw-mimetype",
+    "@jupyterlab/workspaces-extension:sidebar",
 )
 
 
