@@ -452,14 +452,14 @@ _LOADED = f"""async () => {{ {_LAYOUT}
 }}"""
 
 # Closes every document without asking to save (dispose, not close), but the notebook the test
-# opened first when ``keep`` and its kernel is still there (it is kept for the next test); then
-# says what differs from the page as it was loaded, if anything: [why not reusable or null, the
-# kept notebook's session id or null].
-_GIVE_BACK = f"""async ([loaded, keep]) => {{ {_LAYOUT} {_PANEL}
+# opened first while its kernel is still there (it is kept for the next test); then says what
+# differs from the page as it was loaded, if anything: [why not reusable or null, the kept
+# notebook's session id or null].
+_GIVE_BACK = f"""async (loaded) => {{ {_LAYOUT} {_PANEL}
   if (window.{_SHARED_FLAG} !== true) return ['navigated', null];
   const first = window.{_FIRST};
   window.{_FIRST} = null;
-  const panel = keep && first ? findPanel(first) : null;
+  const panel = first ? findPanel(first) : null;
   const kernel = panel?.sessionContext?.session?.kernel;
   const alive =
     kernel?.connectionStatus === 'connected' && !['dead', 'unknown'].includes(kernel.status);
@@ -647,7 +647,7 @@ class SharedLab:
         reason: str | None = "not reused"
         self.kept_session = None
         if reuse and not self._page.is_closed():
-            reason, self.kept_session = self._page.evaluate(_GIVE_BACK, [self._layout, True])
+            reason, self.kept_session = self._page.evaluate(_GIVE_BACK, self._layout)
         if reason is not None:
             self.close()
         return reason
