@@ -138,7 +138,7 @@ def page(
     before = jupyter.session_ids()
     # The kernel of the notebook the last test kept open (SharedLab): this test takes it over,
     # or it goes with this test's kernels; a test on a page of its own leaves it to the next.
-    kept_before = {shared_lab.kept_session} - {None} if not fresh else set()
+    kept_before = shared_lab.kept() if not fresh else set()
     page = context.new_page() if fresh else shared_lab.borrow()
     console: list[str] = []
 
@@ -169,8 +169,7 @@ def page(
         given_back = None
     else:
         given_back = shared_lab.give_back(reuse=not test_failed)
-    kept = {shared_lab.kept_session} - {None}
-    jupyter.shutdown_kernels(keep=(before - kept_before) | kept, wait=False)
+    shared_lab.shutdown_kernels(before, kept_before)
     if given_back == "navigated":
         pytest.fail(
             "the test loaded another document into the shared JupyterLab page: mark it fresh_page",

@@ -639,6 +639,15 @@ class SharedLab:
             self._layout = self._page.evaluate(_LOADED)
         return self._page
 
+    def kept(self) -> set[str]:
+        """The session of the notebook kept open for the next test, as a set (empty if none)."""
+        return set() if self.kept_session is None else {self.kept_session}
+
+    def shutdown_kernels(self, before: set[str], kept_before: set[str]) -> None:
+        """Shut down, in the background, every kernel started since the sessions ``before`` and
+        the one kept then (``kept_before``, taken over or let go since), but the one kept now."""
+        self.server.shutdown_kernels(keep=(before - kept_before) | self.kept(), wait=False)
+
     def give_back(self, *, reuse: bool) -> str | None:
         """Close the test's documents but the one kept for the next test (``reuse=False``:
         the whole page, nothing kept); None when the page is ready for the next test, else why

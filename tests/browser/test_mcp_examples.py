@@ -130,15 +130,14 @@ def examples_lab(shared_lab: SharedLab, jupyter: JupyterServer) -> Iterator[list
     borrowed for the module and given back with every document closed."""
     before = jupyter.session_ids()
     # The notebook an earlier test kept open (SharedLab) is closed when this opens its own.
-    kept_before = {shared_lab.kept_session} - {None}
+    kept_before = shared_lab.kept()
     labs: list[ExamplesLab] = []
     yield labs
     for lab in labs:
         lab.leave()
     if labs:
         shared_lab.give_back(reuse=not labs[-1].dirty)
-    kept = {shared_lab.kept_session} - {None}
-    jupyter.shutdown_kernels(keep=(before - kept_before) | kept, wait=False)
+    shared_lab.shutdown_kernels(before, kept_before)
 
 
 @pytest.fixture
@@ -217,8 +216,6 @@ def params() -> list[object]:
     out: list[object] = []
     for example in EXAMPLES:
         marks = [] if example.works else [pytest.mark.xfail(reason=example.notes, strict=True)]
-        if example.works and example.races is not None:
-            marks = [pytest.mark.xfail(reason=example.races, strict=False)]
         out.append(pytest.param(example, example, id=example.id, marks=marks))
     return out
 

@@ -42,9 +42,6 @@ class Example:
     # Text the app shows when it failed (it must not): the test fails at once when it shows.
     broken: str | None = None
     calls: str | None = None  # the tool its button calls, when not the one opened
-    # Works, but not every time: why not (the test is then a non-strict xfail, and the table
-    # says it); None when it works every time.
-    races: str | None = None
 
     @property
     def button_tool(self) -> str:
@@ -112,26 +109,12 @@ EXAMPLES: tuple[Example, ...] = (
         True,
         "the same over streamable HTTP on 127.0.0.1",
     ),
-    Example(
+    get_time(
         "basic-react",
-        "stdio",
-        "get-time",
-        {},
-        "button:has-text('Get Server Time')",
-        "button:has-text('Get Server Time')",
-        TIME,
-        True,
         "React registers copy listeners: no copy note unless the user copies",
     ),
-    Example(
+    get_time(
         "basic-vue",
-        "stdio",
-        "get-time",
-        {},
-        "button:has-text('Get Server Time')",
-        "button:has-text('Get Server Time')",
-        TIME,
-        True,
         "Vue reads properties of window.parent: works with the same-realm parent (it "
         "failed with SecurityError on every button before)",
     ),
@@ -337,10 +320,9 @@ def table() -> str:
     ]
     for example in EXAMPLES:
         works = "yes" if example.works else "no"
-        notes = example.notes if example.races is None else f"{example.notes}; but {example.races}"
         rows.append(
             f"| `{example.package}` | {example.version()} | {example.transport} "
-            f"| `{example.tool}` | {works} | {notes} |"
+            f"| `{example.tool}` | {works} | {example.notes} |"
         )
     return "\n".join(rows)
 
