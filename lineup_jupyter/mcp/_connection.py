@@ -88,6 +88,7 @@ class McpConnection:
         self._gone: str | None = None  # why the server went, as its transport saw it
         self._user_closed = False
         self._lock = threading.Lock()
+        self._task: asyncio.Task[None] | None = None  # the session's task, once it runs
         self._loop = LoopThread("lineup-mcp")
         self._session: Future[None] = self._loop.submit(self._run())
         self._session.add_done_callback(self._session_done)
@@ -135,6 +136,7 @@ class McpConnection:
         from mcp.client import advertise
         from mcp_types import Implementation
 
+        self._task = asyncio.current_task()
         client = Client(
             self._target,
             extensions=[advertise(EXTENSION, APP_SETTINGS)],
@@ -208,11 +210,21 @@ class McpConnection:
             self.problem = reason + (f"; its stderr ends with: {tail}" if tail else "")
         self._ready.set()
         # The session's cleanup (ending the process, closing HTTP) runs on the loop, which
-        # stops once it is done (a cancelled session's future is done at once: the loop then
-        # runs the cleanup to its end before it closes, LoopThread._run).
+        # stops once it is done. Its task is cancelled on the loop, so its future is done only
+        # when the cleanup is; cancelling the future itself would make it done at once and
+        # stop the loop under the cleanup (measured: a process killed but never reaped).
         self._session.add_done_callback(lambda _: self._loop.stop())
-        self._session.cancel()
+        with contextlib.suppress(RuntimeError):  # the loop closed: the session ended with it
+            self._loop.loop.call_soon_threadsafe(self._cancel_session)
         self._on_end(self.problem)
+
+    def _cancel_session(self) -> None:
+        """On the loop: cancel the session's task; one that has not begun (no process, no
+        connection yet) through its future, which ends it before its first step."""
+        if self._task is None:
+            self._session.cancel()
+        else:
+            self._task.cancel()
 
     def reap(self) -> None:
         """After ``_end``: wait (bounded) for the session's cleanup, kill the process if it

@@ -136,10 +136,14 @@ class LoopThread:
         asyncio.set_event_loop(loop)  # for libraries that look the loop up on this thread
         try:
             loop.run_forever()
-            # Stopped: what still runs is cancelled and let finish, then the loop closes.
+            # Stopped: what still runs is cancelled and let finish, then the loop closes. A
+            # task cancelled already is in its cleanup: a second cancel would break into it
+            # even under anyio's shield (measured: an MCP server's stop cut short, its
+            # process never reaped), so it is let finish.
             tasks = asyncio.all_tasks(loop)
             for task in tasks:
-                task.cancel()
+                if not _cancelling(task):
+                    task.cancel()
             if tasks:
                 loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
             loop.run_until_complete(loop.shutdown_asyncgens())
@@ -162,6 +166,12 @@ class LoopThread:
     def join(self, timeout: float) -> None:
         """Wait at most ``timeout`` seconds for the thread to end (after ``stop``)."""
         self._thread.join(timeout)
+
+
+def _cancelling(task: asyncio.Task[Any]) -> bool:
+    """Whether a cancel of ``task`` was asked for already (Python 3.11+; on 3.10, False)."""
+    cancelling = getattr(task, "cancelling", None)
+    return callable(cancelling) and bool(cancelling())
 
 
 class HostThread:

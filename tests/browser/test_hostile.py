@@ -126,6 +126,11 @@ SPECS: dict[str, Spec] = {
         refused={("invalid", "U7")}, rules="S4 (the victim's bridge takes only its shell's)"
     ),
     "nested-srcdoc-forge": Spec(rules="S4"),
+    # A meta policy that admits no inline script (the extra corpus's: `default-src *`, no
+    # 'unsafe-inline') lands in the head, before the bridge's script, and blocks it too: the
+    # surface breaks itself and stays silent, and the host says so 2 s after it loaded (U4),
+    # inside the test's window or after it, as the machine's load has it.
+    "nested-srcdoc-relaxed-csp": Spec(refused={("invalid", "U4")}, rules="S3 (policies add up)"),
     "template-breakout": Spec(accepted=None, rules="S3, U6 (H10 scriptSafe)"),
     "focus-steal": Spec(wait=0, rules="L1, H10 (focus stays with the notebook)"),
     "extra-raw-bad-event-names": Spec(

@@ -452,6 +452,53 @@ def test_a_loop_thread_runs_coroutines_off_the_callers_thread_and_closes_when_st
     assert loop_thread.loop.is_closed()
 
 
+@pytest.mark.parametrize("guarded", [True, False], ids=["guarded", "control"])
+def test_a_stopped_loop_thread_lets_a_cancelled_task_finish_its_cleanup(
+    guarded: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An MCP server's session is cancelled, then its loop stopped: the stop must not cancel
+    it a second time, which breaks into its shielded cleanup (the process it ends is then
+    killed but never reaped). The control: with every task cancelled again, the cleanup
+    is cut short, so the test sees the break."""
+    import anyio
+
+    if not guarded:
+        monkeypatch.setattr(_threads, "_cancelling", lambda task: False)
+    loop_thread = _threads.LoopThread("lineup-test-loop")
+    began, in_cleanup = threading.Event(), threading.Event()
+    cleaned: list[str] = []
+    tasks: list[asyncio.Task[None]] = []
+
+    async def session() -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        tasks.append(task)
+        began.set()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            with anyio.CancelScope(shield=True):
+                in_cleanup.set()
+                try:
+                    # The process's bounded wait, as _stdio's stop; far longer than the stop
+                    # takes to reach it, so the control's second cancel lands inside it.
+                    await asyncio.sleep(0.5)
+                    cleaned.append("done")
+                except asyncio.CancelledError:
+                    cleaned.append("broken")
+                    raise
+
+    future = loop_thread.submit(session())
+    assert began.wait(WAIT)
+    loop_thread.loop.call_soon_threadsafe(tasks[0].cancel)
+    assert in_cleanup.wait(WAIT)
+    loop_thread.stop()
+    loop_thread.join(WAIT)
+    assert loop_thread.loop.is_closed()
+    assert future.cancelled()
+    assert cleaned == (["done"] if guarded else ["broken"])
+
+
 def test_a_stopped_worker_runs_what_it_is_still_given_and_its_thread_ends() -> None:
     """An MCP server that ended stops its worker at once (no thread left per dead server);
     work handed over after that (an answer arriving late) still runs, on the caller's
