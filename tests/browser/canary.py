@@ -2,18 +2,24 @@
 
 Security tests give a surface the canary's address and then assert that nothing arrived: 0
 TCP connections, 0 HTTP requests, 0 UDP datagrams (docs/testing.md, docs/security.md). Both
-listen on 127.0.0.1 only, on ports the OS picks.
+listen on 127.0.0.1 only, on a port below the machine's ephemeral range, never one the OS
+hands out: a port the OS picked for an earlier server (a Jupyter server, an MCP server, an
+earlier canary) may still be the target of something that outlived it, and CI once counted 8
+bare connections at a canary that nothing under test had been told of.
 """
 
 from __future__ import annotations
 
+import random
 import socket
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -100,10 +106,9 @@ class CanaryServer:
 
     def __init__(self) -> None:
         self.canary = Canary()
-        self._http = _Server(("127.0.0.1", 0), _Handler)
+        self._http = _bound(lambda port: _Server(("127.0.0.1", port), _Handler))
         self._http.canary = self.canary
-        self._udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self._udp.bind(("127.0.0.1", 0))
+        self._udp = _bound(_udp_socket)
         self._udp.settimeout(0.2)
         self.canary.http_port = self._http.server_address[1]
         self.canary.udp_port = self._udp.getsockname()[1]
@@ -132,3 +137,28 @@ class CanaryServer:
         for thread in self._threads:
             thread.join(timeout=5)
         self._udp.close()
+
+
+def _udp_socket(port: int) -> socket.socket:
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        udp.bind(("127.0.0.1", port))
+    except OSError:
+        udp.close()
+        raise
+    return udp
+
+
+def _bound(bind: Callable[[int], T]) -> T:
+    """``bind(port)`` on a free port below the ephemeral range (the module's docstring)."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as ports:
+            low = int(ports.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768  # Linux's default
+    for port in random.sample(range(max(1024, low - 12000), low), 200):
+        try:
+            return bind(port)
+        except OSError:  # taken: another worker's canary, or any listener
+            continue
+    return bind(0)
