@@ -858,6 +858,7 @@ host.close()
 ]
 
 
+@pytest.mark.kernel
 def test_in_a_kernel_a_listeners_agent_reaches_the_host_on_the_kernels_thread(
     tmp_path: Path,
 ) -> None:

@@ -8,7 +8,10 @@ import sys
 from pathlib import Path
 
 import nbformat
+import pytest
 from nbclient import NotebookClient
+
+pytestmark = pytest.mark.kernel
 
 WEATHER = Path(__file__).resolve().parents[1] / "mcp_servers" / "weather.py"
 

@@ -4,6 +4,7 @@ nbconvert, an untrusted notebook): _static.py, run in a real kernel and exported
 from __future__ import annotations
 
 import nbformat
+import pytest
 from nbclient import NotebookClient
 from nbconvert import HTMLExporter
 
@@ -32,6 +33,7 @@ def run(cells: list[str]) -> nbformat.NotebookNode:
     return notebook
 
 
+@pytest.mark.kernel
 def test_the_host_app_center_and_inspector_travel_as_text_and_html() -> None:
     notebook = run(CELLS)
     host_out, apps_out, inspector_out = (cell.outputs[-1] for cell in notebook.cells)
