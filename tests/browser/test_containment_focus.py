@@ -201,8 +201,19 @@ def test_control_without_the_guard_the_detector_sees_the_keys(open_notebook: Ope
 
 CLICKABLE = """\
 agent.open('form', html="<input id=name><p>form</p>", js=
-    "addEventListener('keydown', (e) => LineUpSurface.event('key', {k: e.key}), true);")
+    "addEventListener('keydown', (e) => LineUpSurface.event('key', {k: e.key}), true);"
+    "LineUpSurface.event('up', {});")
 """
+
+
+def wait_until_up(notebook: NotebookPage) -> None:
+    """The surface's script ran (its input is there, its bridge and guard in place): a Tab
+    pressed before it loaded would land on its empty frame, not in its input."""
+    for _ in range(100):
+        if any(e["event"] == "up" for e in received(notebook)[0]):
+            return
+        notebook.page.wait_for_timeout(100)
+    raise AssertionError("the surface never said it was up")
 
 
 def surface_input(page: Page) -> Locator:
@@ -232,6 +243,7 @@ def test_tab_into_the_surface_gives_it_the_keys(open_notebook: OpenNotebook) -> 
     """H10: Tab from the page into a surface is the user's move too."""
     notebook = open_notebook([SETUP.format(config=""), ""])
     notebook.execute(CLICKABLE)
+    wait_until_up(notebook)
     page = notebook.page
     close = page.locator('.lineup-surface[data-instance-id="form"] button.lineup-close')
     close.focus()
