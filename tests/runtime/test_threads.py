@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import sys
 import threading
 import time
 import weakref
@@ -452,7 +453,21 @@ def test_a_loop_thread_runs_coroutines_off_the_callers_thread_and_closes_when_st
     assert loop_thread.loop.is_closed()
 
 
-@pytest.mark.parametrize("guarded", [True, False], ids=["guarded", "control"])
+@pytest.mark.parametrize(
+    "guarded",
+    [
+        pytest.param(
+            True,
+            id="guarded",
+            marks=pytest.mark.skipif(
+                sys.version_info < (3, 11),
+                reason="Task.cancelling() is Python 3.11+: on 3.10 only McpConnection's own "
+                "single cancel keeps a session's cleanup whole",
+            ),
+        ),
+        pytest.param(False, id="control"),
+    ],
+)
 def test_a_stopped_loop_thread_lets_a_cancelled_task_finish_its_cleanup(
     guarded: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
