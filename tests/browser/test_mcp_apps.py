@@ -573,41 +573,45 @@ const CODE = (kind) => `
   self.addEventListener("securitypolicyviolation", (event) => {
     violations.push(event.effectiveDirective + " " + event.blockedURI.split("/").pop());
   });
-  // Playwright intercepts a worker's requests only a moment after it starts: until then one
-  // would go to the network (none here), and the control could not see it.
-  new Promise((go) => setTimeout(go, 500)).then(() => Promise.all([
-    settle("fetch", (ok, no) => {
+  // Each way out: start(ok, no) tries it and says how it went.
+  const WAYS = {
+    fetch: (ok, no) => {
       fetch(to("fetch"), { mode: "no-cors" }).then(ok, (e) => no(e.name));
-    }),
-    settle("xhr", (ok, no) => {
+    },
+    xhr: (ok, no) => {
       const x = new XMLHttpRequest();
       x.open("GET", to("xhr"));
       x.onload = ok;
       x.onerror = () => no("error");
       x.send();
-    }),
-    settle("ws", (ok, no) => {
+    },
+    ws: (ok, no) => {
       const w = new WebSocket(to("ws").replace("https:", "wss:"));
       w.onopen = ok;
       w.onerror = () => no("error");
-    }),
-    settle("sse", (ok, no) => {
+    },
+    sse: (ok, no) => {
       const s = new EventSource(to("sse"));
       s.onopen = ok;
       s.onerror = () => no("error");
-    }),
-    settle("import", (ok) => { importScripts(to("import")); ok(); }),
-    settle("worker", (ok, no) => {
+    },
+    import: (ok) => { importScripts(to("import")); ok(); },
+    worker: (ok, no) => {
       const w = new Worker("data:text/javascript," + encodeURIComponent(
         "fetch(" + JSON.stringify(to("nested")) + ", { mode: 'no-cors' })"));
       w.onerror = () => no("error");
       setTimeout(ok, 500);
-    }),
-    settle("transport", (ok, no) => {
+    },
+    transport: (ok, no) => {
       const w = new WebTransport("https://127.0.0.1:" + ${UDP} + "/" + ${JSON.stringify(kind)});
       w.ready.then(ok, (e) => no(e.name));
-    }),
-  ])).then((ways) => {
+    },
+  };
+  // Playwright intercepts a worker's requests only a moment after it starts: until then one
+  // would go to the network (none here), and the control could not see it.
+  new Promise((go) => setTimeout(go, 500)).then(() => Promise.all(
+    Object.keys(WAYS).map((way) => settle(way, WAYS[way]))
+  )).then((ways) => {
     postMessage(out.concat(ways).join("; ") + " | " + violations.sort().join(", "));
     // The routed ways again, 15 times 200 ms apart: on a loaded machine Playwright may begin
     // to intercept the worker's requests only after its first round (the control then sees
@@ -615,16 +619,7 @@ const CODE = (kind) => `
     let round = 0;
     const again = setInterval(() => {
       if (++round > 15) return clearInterval(again);
-      fetch(to("fetch"), { mode: "no-cors" }).catch(() => {});
-      const x = new XMLHttpRequest();
-      x.open("GET", to("xhr"));
-      x.send();
-      try { new EventSource(to("sse")).onerror = (e) => e.target.close(); } catch {}
-      try { importScripts(to("import")); } catch {}
-      try {
-        new Worker("data:text/javascript," + encodeURIComponent(
-          "fetch(" + JSON.stringify(to("nested")) + ", { mode: 'no-cors' })"));
-      } catch {}
+      for (const way of ["fetch", "xhr", "sse", "import", "worker"]) settle(way, WAYS[way]);
     }, 200);
   });
 `;
