@@ -7,7 +7,7 @@ by default, ``connect_mcp(max_html_bytes=...)``); anything else is refused with 
 Its ``_meta.ui.csp`` is read here: ``connectDomains`` and ``resourceDomains`` are kept (each
 an https or wss origin, else refused: a domain goes into a CSP, where a space or a ``;``
 would add a directive), ``frameDomains`` and ``baseUriDomains`` and every ``permissions``
-entry are refused with the reason (docs/mcp-apps.md). A wildcard is kept only over a
+entry are refused, each with its own reason (docs/mcp-apps.md). A wildcard is kept only over a
 registrable domain: ``https://*.com``, ``https://*.github.io`` or ``https://*.s3.amazonaws.com``
 would let the app reach sites anyone registers there, and are refused (the Public Suffix List,
 protocol/_owners.py). The owner of each kept domain goes to the card with it.
@@ -48,6 +48,21 @@ _MAX_DOMAINS = 32  # per directive
 _REFUSED_DIRECTIVES = {
     "frameDomains": "nested frames would undo the host's shell frame: never granted",
     "baseUriDomains": "a base URI elsewhere would move the app's relative URLs: never granted",
+}
+
+# Why each of `_meta.ui.permissions` is refused (docs/mcp-apps.md, "Device permissions").
+# Camera and microphone are the browser's refusal, not only ours: Chromium gives no media
+# device to an opaque origin, whatever the frame's allow attribute (measured; tested in
+# tests/browser/test_mcp_apps.py test_no_app_frame_gets_a_device), and an app's frame is one.
+_NO_MEDIA = (
+    "the browser gives no camera or microphone to an opaque origin, and an app's frame is one "
+    "here (its containment): no grant could give it"
+)
+_REFUSED_PERMISSIONS = {
+    "camera": _NO_MEDIA,
+    "microphone": _NO_MEDIA,
+    "geolocation": "this host never shares your location with an app",
+    "clipboardWrite": "an app never writes your clipboard here (copy and cut are kept from it)",
 }
 
 
@@ -96,12 +111,12 @@ def app_resource(uri: str, read: dict[str, Any], max_bytes: int = MAX_HTML_BYTES
     csp, refused = _csp(ui.get("csp"))
     permissions = ui.get("permissions")
     if isinstance(permissions, dict):
-        for name in permissions:
+        for name in list(permissions)[:_MAX_DOMAINS]:
             refused.append(
                 {
                     "directive": "permissions",
                     "domain": str(name)[:100],
-                    "reason": "device and clipboard permissions are never granted to an app",
+                    "reason": _REFUSED_PERMISSIONS.get(str(name), "unknown permission"),
                 }
             )
     border = ui.get("prefersBorder")

@@ -38,6 +38,7 @@ from .jupyter import (
 )
 
 CHROMIUM = Path("/usr/bin/chromium")
+DEVICE_PERMISSIONS = ["camera", "microphone", "geolocation"]
 HERE = Path(__file__).parent
 ARTIFACTS = Path(tempfile.gettempdir()) / "lineup-browser"
 IMAGES = HERE.parent.parent / "docs" / "images"  # the README's screenshots
@@ -107,11 +108,16 @@ def jupyter(chromium: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator
 
 
 @pytest.fixture(scope="session")
-def context(browser: Browser) -> Iterator[BrowserContext]:
+def context(browser: Browser, jupyter: JupyterServer) -> Iterator[BrowserContext]:
     """One context for the session: its HTTP cache makes every JupyterLab load after the first
-    faster. Tests share nothing else through it (each opens its own notebook and kernel)."""
+    faster. Tests share nothing else through it (each opens its own notebook and kernel).
+    The notebook's origin holds the device permissions a user may have allowed it for other
+    tools (the camera and microphone are CHROMIUM_ARGS' fakes): what a surface or an app is
+    refused, the containment refused, not a prompt nobody answered."""
     context = browser.new_context(viewport={"width": 1280, "height": 1000})
     context.set_default_timeout(PAGE_TIMEOUT_MS)
+    context.grant_permissions(DEVICE_PERMISSIONS, origin=jupyter.url)
+    context.set_geolocation({"latitude": 59.91, "longitude": 10.75})
     yield context
     context.close()
 

@@ -130,7 +130,7 @@ WEIGH = """(data) => {
 
 # A page with one shell frame (a control): records what reaches the page from it, and its
 # longest task.
-CONTROL_PAGE = """(doc) => {
+CONTROL_PAGE = """([doc, allow]) => {
   window.__got = [];
   window.__heaviest = 0;
   window.__longest = 0;
@@ -147,6 +147,7 @@ CONTROL_PAGE = """(doc) => {
   f.id = 'shell';
   f.setAttribute('sandbox', 'allow-scripts');
   f.setAttribute('referrerpolicy', 'no-referrer');
+  if (allow !== null) f.setAttribute('allow', allow);
   f.style = 'width: 600px; height: 400px; border: 0';
   f.srcdoc = doc;
   document.body.append(f);
@@ -177,16 +178,19 @@ def watch(page: Page, seen: Seen) -> None:
     page.on("filechooser", lambda chooser: seen.files.append(chooser.element.evaluate("e => e.id")))
 
 
-def control_page(context: BrowserContext, jupyter: JupyterServer, seen: Seen, doc: str) -> Page:
+def control_page(
+    context: BrowserContext, jupyter: JupyterServer, seen: Seen, doc: str, allow: str | None = None
+) -> Page:
     """A page of the notebook server's origin (so clipboard permissions apply) holding one
-    shell frame built from ``doc``. The page itself is fulfilled by Playwright: the server's
-    own pages carry a CSP, which srcdoc frames would inherit."""
+    shell frame built from ``doc`` (as the host's, with no ``allow`` attribute unless given).
+    The page itself is fulfilled by Playwright: the server's own pages carry a CSP, which
+    srcdoc frames would inherit."""
     page = context.new_page()
     watch(page, seen)
     url = f"{jupyter.url}/lineup-control"
     page.route(url, lambda route: route.fulfill(body="<!doctype html><body></body>"))
     page.goto(url)
-    page.evaluate(CONTROL_PAGE, doc)
+    page.evaluate(CONTROL_PAGE, [doc, allow])
     return page
 
 

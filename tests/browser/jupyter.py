@@ -44,6 +44,9 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
     "--disable-quic",
+    # A camera and a microphone that exist (a test pattern, a tone): a device refused to a
+    # frame is refused by the containment, never for want of a device.
+    "--use-fake-device-for-media-stream",
 ]
 
 

@@ -32,7 +32,7 @@ from playwright.sync_api import (
 from tests.mcp_servers.sdk_apps import EGRESS, FORGED_RISK, PUBLIC_WILDCARDS
 
 from .canary import Canary
-from .conftest import FRESH_PAGE, OpenNotebook, Screenshot, decide, settled
+from .conftest import DEVICE_PERMISSIONS, FRESH_PAGE, OpenNotebook, Screenshot, decide, settled
 from .containment import OFF_WEBRTC_GUARD, Seen, control_page, mcp_shell_document, without
 from .jupyter import CellError, JupyterServer, NotebookPage
 
@@ -735,6 +735,89 @@ def test_workers_inherit_the_apps_policy_and_reach_nothing(
     finally:
         context.remove_listener("console", heard)
         context.unroute(f"{EGRESS}/**")
+
+
+# Asks for each of DEVICE_PERMISSIONS (console: "DEVICE <name> OK <tracks>" or the error).
+DEVICES_SCRIPT = """
+const say = (name, what) => console.log('DEVICE ' + name + ' ' + what);
+const ask = (name, start) => {
+  try {
+    Promise.resolve(start()).then(
+      (got) => say(name, 'OK ' + (got && got.getTracks ? got.getTracks().map((t) => t.label) : '')),
+      (error) => say(name, error.name || 'code ' + error.code),
+    );
+  } catch (error) { say(name, 'threw ' + error.name); }
+};
+ask('microphone', () => navigator.mediaDevices.getUserMedia({ audio: true }));
+ask('camera', () => navigator.mediaDevices.getUserMedia({ video: true }));
+ask('geolocation', () => new Promise((ok, no) => navigator.geolocation.getCurrentPosition(ok, no)));
+"""
+SAME_ORIGIN_FRAME = """([script, allow]) => {
+  const f = document.createElement('iframe');
+  f.setAttribute('allow', allow);
+  f.srcdoc = '<script>' + script + '<' + '/script>';
+  document.body.append(f);
+}"""
+
+
+def devices_said(page: Page, console: list[str]) -> dict[str, str]:
+    """What the devices script said, once it said it for each device."""
+    for _ in range(100):
+        heard = {
+            words[1]: words[2] if len(words) > 2 else ""
+            for words in (text.split(" ", 2) for text in console if text.startswith("DEVICE "))
+        }
+        if set(heard) == set(DEVICE_PERMISSIONS):
+            return heard
+        page.wait_for_timeout(100)
+    raise AssertionError(f"the devices script said nothing: {console[-20:]}")
+
+
+def test_no_app_frame_gets_a_device(context: BrowserContext, jupyter: JupyterServer) -> None:
+    """Why ``_meta.ui.permissions`` is refused (docs/mcp-apps.md, "Device permissions"), as an
+    attack: the notebook's origin holds the microphone, camera and location permissions (the
+    session's context, as if a user allowed them for another tool) and Chromium has a fake
+    camera and microphone. An app's shell document as the host builds it (no ``allow`` on the
+    shell, ``'none'`` on the app's frame) asks for each: none is given. The same with both
+    frames allowing all three (what a grant would write): location is given, so the frames'
+    ``allow`` is what keeps it; the camera and microphone still are not (SecurityError):
+    Chromium gives no media device to an opaque origin, and the app's is one, so no grant of
+    this host could give them. Control: a same-origin frame of the same page allowing them
+    gets all three (the fake devices' tracks), so the detector sees a device when one is
+    given."""
+    console: list[str] = []
+
+    def heard(message: ConsoleMessage) -> None:
+        console.append(message.text)
+
+    shipped = mcp_shell_document("<p>devices</p>", DEVICES_SCRIPT)
+    everything = "camera *; microphone *; geolocation *"
+    allowed = without(
+        shipped.replace("camera 'none'; microphone 'none'; geolocation 'none'", everything)
+    )
+    assert allowed != without(shipped)
+    context.on("console", heard)
+    try:
+        said = []
+        for doc, allow in ((shipped, None), (allowed, everything)):
+            console.clear()
+            page = control_page(context, jupyter, Seen(), doc, allow)
+            said.append(devices_said(page, console))
+            page.close()
+        as_shipped, as_granted = said
+        assert not any(what.startswith("OK") for what in as_shipped.values()), as_shipped
+        assert as_granted["microphone"] == as_granted["camera"] == "SecurityError", as_granted
+        assert as_granted["geolocation"].startswith("OK"), as_granted
+
+        console.clear()
+        page = control_page(context, jupyter, Seen(), "<!-- no app here -->")
+        page.evaluate(SAME_ORIGIN_FRAME, [DEVICES_SCRIPT, everything])
+        control = devices_said(page, console)
+        page.close()
+        assert all(what.startswith("OK") for what in control.values()), control
+        assert "Fake" in control["microphone"] and "fake" in control["camera"].lower(), control
+    finally:
+        context.remove_listener("console", heard)
 
 
 @FRESH_PAGE

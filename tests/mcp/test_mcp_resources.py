@@ -111,6 +111,23 @@ def test_frame_and_base_domains_and_permissions_are_refused_with_reasons() -> No
     assert all(r["reason"] for r in refused)
 
 
+def test_each_permission_is_refused_with_its_own_reason() -> None:
+    """MCP Apps' four permissions, each refused for its own reason (docs/mcp-apps.md, "Device
+    permissions"): the camera and microphone because the browser gives none to an opaque
+    origin (tests/browser/test_mcp_apps.py test_no_app_frame_gets_a_device), the rest by this
+    host's rule; a name the spec does not have is unknown; at most 32 are listed."""
+    names = ["camera", "microphone", "geolocation", "clipboardWrite", "teleport"]
+    ui = {"permissions": {name: {} for name in names + [f"p{i}" for i in range(100)]}}
+    refused = app_resource(URI, read(ui)).refused_csp
+    reasons = {r["domain"]: r["reason"] for r in refused}
+    assert len(refused) == 32 and list(reasons)[:5] == names
+    assert reasons["camera"] == reasons["microphone"]
+    assert "opaque origin" in reasons["microphone"]
+    assert "location" in reasons["geolocation"]
+    assert "clipboard" in reasons["clipboardWrite"]
+    assert reasons["teleport"] == "unknown permission"
+
+
 def test_a_blob_is_base64_of_utf8() -> None:
     blob = base64.b64encode("<p>é</p>".encode()).decode()
     assert app_resource(URI, read(text=None, blob=blob)).html == "<p>é</p>"

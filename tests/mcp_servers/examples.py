@@ -303,9 +303,11 @@ EXAMPLES: tuple[Example, ...] = (
         "#start-btn",
         ".",
         False,
-        "its UI shows; Start needs the microphone (getUserMedia, then Web Speech), which this "
-        "host never grants an app (its frame's allow attribute denies it; _meta.ui.permissions "
-        "is refused): the app says 'Microphone access denied'",
+        "its UI shows; Start needs the microphone (getUserMedia, then Web Speech), and Chromium "
+        "gives no media device to an opaque origin, which an app's frame is here, whatever the "
+        "frame allows (so _meta.ui.permissions is refused; Device permissions, above): the app "
+        "says 'Microphone access denied' even with the notebook's origin allowed a (fake) "
+        "microphone",
         broken="Microphone access denied",
     ),
 )
