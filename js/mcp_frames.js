@@ -12,6 +12,12 @@
 //   realm whose first statement was the guard; they add nothing an app's own script could
 //   not do (threejs runs its scenes with new Function). Tested as an attack with a control
 //   (tests/browser/test_mcp_apps.py test_eval_runs_after_the_guard_and_escapes_nothing);
+// - `blob:` scripts: an app's `import()` of a blob: URL it made runs in its realm, after the
+//   guard; a nested frame is a new opaque origin, which may not load the app's blob: URLs
+//   (measured: "Not allowed to load local resource") and cannot make one before its first
+//   script, which runs by hash with the guard first. `data:` stays out: any realm can load it.
+//   A `data:` JavaScript URL an app's script spells as a literal (PDF.js's worker, inlined by
+//   its bundler) is made a blob: URL of the same text at run time (dataModule);
 // - the domains the user granted (never those the app only declared) go into connect-src
 //   (connectDomains) and script/style/img/font/media-src (resourceDomains); frames and
 //   <base> never (frameDomains, baseUriDomains are refused: they would undo the shell).
@@ -81,7 +87,7 @@ export function mcpCsp(sources, hashes) {
   const join = (/** @type {string[]} */ parts) => parts.filter(Boolean).join(" ");
   return [
     "default-src 'none'",
-    `script-src ${join([...hashes, "'unsafe-eval'", resources])}`,
+    `script-src ${join([...hashes, "'unsafe-eval'", "blob:", resources])}`,
     `style-src ${join(["'unsafe-inline'", resources])}`,
     `img-src ${join(["data: blob:", resources])}`,
     `font-src ${join(["data:", resources])}`,
@@ -94,8 +100,54 @@ export function mcpCsp(sources, hashes) {
 /** The guard as the first statement of a script (bridge.js realmGuard: idempotent). */
 export const GUARD = inlineCall(realmGuard, { namespace: SURFACE_NAMESPACE, sameRealmParent: true });
 
-/** Our own first script of an app's frame: the guard, then the CSP reports. */
-export const FIRST_SCRIPT = `${GUARD}\n${inlineCall(cspReports, { namespace: SURFACE_NAMESPACE })}`;
+/** What an app's script calls instead of spelling a `data:` JavaScript URL (dataModulesAsBlobs). */
+export const DATA_MODULE = "__lineupDataModule";
+
+/**
+ * Run in the app's realm, after the guard: `window[name](url)` is a blob: URL of the same
+ * JavaScript as the `data:` URL `url` (one per URL), which the app's policy lets it import
+ * while no other realm can load it. Not a guard: it only lets the app's own code run.
+ * @param {{ name: string }} config
+ */
+export function dataModule(config) {
+  const made = new Map();
+  const decode = atob;
+  const toUrl = URL.createObjectURL;
+  Object.defineProperty(window, config.name, {
+    value: (/** @type {string} */ url) => {
+      let blob = made.get(url);
+      if (blob === undefined) {
+        const text = decode(url.slice(url.indexOf(",") + 1));
+        const bytes = new Uint8Array(text.length);
+        for (let i = 0; i < text.length; i += 1) bytes[i] = text.charCodeAt(i);
+        blob = toUrl(new Blob([bytes], { type: "text/javascript" }));
+        made.set(url, blob);
+      }
+      return blob;
+    },
+  });
+}
+
+/** Our own first script of an app's frame: the guard, the CSP reports, dataModule. */
+export const FIRST_SCRIPT = [
+  GUARD,
+  inlineCall(cspReports, { namespace: SURFACE_NAMESPACE }),
+  inlineCall(dataModule, { name: DATA_MODULE }),
+].join("\n");
+
+// A `data:` JavaScript URL spelled as a string literal, as a bundler inlines a module's URL.
+const DATA_MODULE_LITERAL = /(["'])(data:(?:text|application)\/javascript;base64,[A-Za-z0-9+/]+={0,2})\1/g;
+
+/**
+ * An app's script with each `data:` JavaScript URL literal made a call that gives a blob: URL
+ * of the same text (dataModule): `data:` is no script source here, `blob:` is. Only a quoted
+ * literal of base64 is changed; one inside a longer string or a comment would change that
+ * text, and such a URL could not be loaded here anyway.
+ * @param {string} text
+ */
+export function dataModulesAsBlobs(text) {
+  return text.replace(DATA_MODULE_LITERAL, (_, quote, url) => `${DATA_MODULE}(${quote}${url}${quote})`);
+}
 
 /** `type` values of a <script> the browser runs as JavaScript (classic or module). */
 const SCRIPT_TYPES = new Set([
@@ -145,7 +197,7 @@ export function mcpAppDocument(html, granted, parse = inertParse) {
   const ours = new Set([FIRST_SCRIPT]);
   for (const script of Array.from(doc.querySelectorAll("script"))) {
     if (script.hasAttribute("src") || !runsAsScript(script)) continue; // CSP decides / not code
-    const text = guarded(script.textContent ?? "");
+    const text = guarded(dataModulesAsBlobs(script.textContent ?? ""));
     script.textContent = text;
     ours.add(text);
   }

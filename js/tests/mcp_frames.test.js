@@ -7,7 +7,17 @@ import { test } from "node:test";
 
 import { realmGuard } from "../bridge.js";
 import { surfaceDocument } from "../frames.js";
-import { cspSource, FIRST_SCRIPT, GUARD, grantedSources, guarded, mcpCsp } from "../mcp_frames.js";
+import {
+  cspSource,
+  DATA_MODULE,
+  dataModule,
+  dataModulesAsBlobs,
+  FIRST_SCRIPT,
+  GUARD,
+  grantedSources,
+  guarded,
+  mcpCsp,
+} from "../mcp_frames.js";
 
 test("a declared domain is written into a policy only as a plain host source", () => {
   for (const [domain, source] of [
@@ -58,7 +68,7 @@ test("the app's policy: nothing out by default, grants where they belong, frames
   const none = mcpCsp({ connectDomains: [], resourceDomains: [] }, ["'sha256-a'"]).split("; ");
   for (const part of [
     "default-src 'none'",
-    "script-src 'sha256-a' 'unsafe-eval'",
+    "script-src 'sha256-a' 'unsafe-eval' blob:",
     "connect-src 'none'",
     "img-src data: blob:",
     "frame-src 'none'",
@@ -74,7 +84,8 @@ test("the app's policy: nothing out by default, grants where they belong, frames
     "'sha256-b'",
   ]);
   assert.match(csp, /connect-src https:\/\/api\.example\.com;/);
-  assert.match(csp, /script-src 'sha256-a' 'sha256-b' 'unsafe-eval' https:\/\/cdn\.example\.com;/);
+  assert.match(csp, /script-src 'sha256-a' 'sha256-b' 'unsafe-eval' blob: https:\/\/cdn\.example\.com;/);
+  assert.ok(!/script-src[^;]*data:/.test(csp)); // any realm, a nested frame's too, can load data:
   assert.match(csp, /img-src data: blob: https:\/\/cdn\.example\.com;/);
   assert.match(csp, /style-src 'unsafe-inline' https:\/\/cdn\.example\.com;/);
   assert.ok(!/script-src[^;]*unsafe-inline/.test(csp));
@@ -94,4 +105,41 @@ test("surfaces and MCP apps share the one guard (bridge.js realmGuard), never a 
   const { srcdoc } = surfaceDocument({ html: "", js: "" });
   assert.ok(srcdoc.includes(realmGuard.toString()));
   assert.equal(srcdoc.split("const MARK = Symbol.for").length, 2, "the guard's text once in a surface's script");
+});
+
+test("a data: JavaScript URL literal becomes a blob: URL of the same text, nothing else changes", async () => {
+  const source = "export const answer = 6 * 7; // é";
+  const url = `data:text/javascript;base64,${Buffer.from(source).toString("base64")}`;
+  const app = `w.workerSrc = new URL("${url}", import.meta.url).href; load('${url}');`;
+  const made = dataModulesAsBlobs(app);
+  assert.equal(
+    made,
+    `w.workerSrc = new URL(${DATA_MODULE}("${url}"), import.meta.url).href; load(${DATA_MODULE}('${url}'));`,
+  );
+  for (const untouched of [
+    "const a = 'data:text/html;base64,PGI+';", // not JavaScript
+    'const b = "data:text/javascript,alert(1)";', // not base64
+    "const c = \"data:text/javascript;base64,QQ==';", // quotes that do not pair
+    "const d = `data:text/javascript;base64,QQ==`;", // a template: not a plain literal
+  ]) {
+    assert.equal(dataModulesAsBlobs(untouched), untouched);
+  }
+  assert.ok(FIRST_SCRIPT.includes(dataModule.toString()));
+  // What the frame's first script defines: one blob: URL per data: URL, of the same bytes.
+  const holder = /** @type {any} */ ({});
+  const saved = globalThis.window;
+  globalThis.window = holder;
+  try {
+    dataModule({ name: DATA_MODULE });
+  } finally {
+    globalThis.window = saved;
+  }
+  const blob = holder[DATA_MODULE](url);
+  assert.match(blob, /^blob:/);
+  assert.equal(holder[DATA_MODULE](url), blob);
+  const { resolveObjectURL } = await import("node:buffer");
+  assert.equal(await resolveObjectURL(blob)?.text(), source);
+  assert.throws(() => {
+    holder[DATA_MODULE] = null;
+  });
 });

@@ -506,9 +506,13 @@ def test_eval_runs_after_the_guard_and_escapes_nothing(
     statement was the guard. The eval app's eval, new Function and string timer reach for
     WebRTC, fetch, a data: import and the page's realm, make a script and a frame at run time,
     and copy themselves into a nested frame: eval works, every escape is blocked, 0 requests
-    and 0 datagrams reach the canary. Control: the same document as the page built it, with
-    the guard's WebRTC deletion taken out (its hashes then under 'unsafe-inline'
-    'unsafe-eval'): the same eval'd WebRTC starts and its datagrams reach the canary."""
+    and 0 datagrams reach the canary. Its own blob: script (``script-src blob:``, for PDF.js)
+    runs when it imports it, after the guard (its WebRTC: TypeError); the same blob: as a
+    nested frame's first script never runs (Chromium: "Not allowed to load local resource"),
+    nor does a nested frame's script that would make a blob: of its own (no hash). Control:
+    the same document as the page built it, with the guard's WebRTC deletion taken out (its
+    hashes then under 'unsafe-inline' 'unsafe-eval' blob:): the eval'd and the blob: WebRTC
+    start, and so does a nested frame's own blob: script, and datagrams reach the canary."""
     notebook = open_notebook([setup(canary)])
     notebook.execute("server = host.connect_mcp(STDIO)")
     notebook.execute('app = server.open("show_eval", {})')
@@ -518,15 +522,22 @@ def test_eval_runs_after_the_guard_and_escapes_nothing(
         expect(line(page, f"rtc {where} ")).to_have_text(f"rtc {where} blocked TypeError")
     expect(line(page, "fetch eval")).to_contain_text("fetch eval blocked")
     expect(line(page, "import data")).to_contain_text("import data blocked")
+    # Its own blob: module runs in its realm (as PDF.js's worker does here), after the guard.
+    expect(line(page, "import blob")).to_have_text("import blob done")
+    expect(line(page, "rtc blob ")).to_have_text("rtc blob blocked TypeError")
     expect(line(page, "top")).to_have_text("top blocked SecurityError")
     nested_copy_contained(page, console, canary, "EVAL")
     escaped = [text for text in console if re.match(r"EVAL .*(started|ran|loaded)", text)]
-    assert escaped == [], escaped  # the scripts and the frame made at run time never ran
+    # The scripts and the frames made at run time never ran, nor did the app's blob: script in
+    # a nested frame, which Chromium would not load there (another opaque origin).
+    assert escaped == [], escaped
+    assert any("Not allowed to load local resource: blob:" in text for text in console)
 
     shell = card(page).locator("iframe.lineup-shell:not([hidden])").get_attribute("srcdoc")
     assert shell and "'unsafe-eval'" in shell
+    assert shell and " blob:" in shell.split("script-src", 1)[1].split(";", 1)[0]
     unguarded = without(shell, OFF_WEBRTC_GUARD).replace(
-        "script-src 'unsafe-inline'", "script-src 'unsafe-inline' 'unsafe-eval'"
+        "script-src 'unsafe-inline'", "script-src 'unsafe-inline' 'unsafe-eval' blob:"
     )
     control_console: list[str] = []
 
@@ -539,12 +550,14 @@ def test_eval_runs_after_the_guard_and_escapes_nothing(
     try:
         # Both the datagram and the control's console line, which Playwright delivers only
         # while the test waits on the page: the datagram may come first.
+        started = {"EVAL rtc eval started", "EVAL rtc blob started", "EVAL rtc own blob started"}
         for _ in range(100):
-            if canary.datagrams and "EVAL rtc eval started" in control_console:
+            if canary.datagrams and started <= set(control_console):
                 break
             control.wait_for_timeout(100)
         assert canary.datagrams, f"control: no datagram reached the canary {control_console}"
-        assert "EVAL rtc eval started" in control_console, control_console
+        # The app's blob: script, and a nested frame's own blob: script, seen running.
+        assert started <= set(control_console), control_console
     finally:
         context.remove_listener("console", heard)
         control.close()
@@ -657,7 +670,7 @@ def workers_heard(control: Page, console: list[str]) -> dict[str, str]:
 def test_workers_inherit_the_apps_policy_and_reach_nothing(
     canary: Canary, context: BrowserContext, jupyter: JupyterServer
 ) -> None:
-    """Why an app gets no workers, and what they would be (docs/mcp-apps.md, "The PDF viewer"):
+    """Why an app gets no workers, and what they would be (docs/mcp-apps.md, "Workers stay off"):
     an app's shell document built as the host builds it, whose script starts a data: and a
     blob: worker that try fetch, XHR, WebSocket, EventSource, importScripts and a nested
     worker's fetch to an https origin (a Playwright route, which sees every request the

@@ -137,19 +137,18 @@ EXAMPLES: tuple[Example, ...] = (
         "stdio",
         "display_pdf",
         {"url": "{pdf}"},
-        "#pdf-canvas",
+        "#text-layer span:has-text('LineUp sample page')",
         None,
         None,
-        False,
+        True,
         "4.3 MB of HTML opens; its read_pdf_bytes and poll_pdf_commands calls go through consent "
-        "cards (no annotations: asked every time); then the app shows 'Setting up fake worker "
-        "failed: Failed to fetch dynamically imported module: data:text/javascript;base64,...': "
-        "PDF.js starts a blob: module worker whose one line is import() of its data: URL "
-        "(worker-src 'none'), then imports it in the app's realm (no data: in script-src: a "
-        "nested frame could run such a script before the guard); allowing workers would not "
-        "help (a blob: module worker does not start in an opaque origin, measured): it needs "
-        "data: scripts",
+        "cards (no annotations: asked every time); PDF.js renders the page (its text layer "
+        "says 'LineUp sample page') with its fake worker, a data: module made a blob: URL by "
+        'this host (In the browser, "`blob:` scripts, for PDF.js"); its standard fonts come from '
+        "https://unpkg.com, which it declares in resourceDomains: its card offers the grant and "
+        "says the font was blocked (offline here; the page is drawn with a fallback font)",
         ("{pdf}",),
+        grant="https://unpkg.com",
         broken="fake worker failed",
     ),
     Example(
@@ -305,9 +304,9 @@ EXAMPLES: tuple[Example, ...] = (
         False,
         "its UI shows; Start needs the microphone (getUserMedia, then Web Speech), and Chromium "
         "gives no media device to an opaque origin, which an app's frame is here, whatever the "
-        "frame allows (so _meta.ui.permissions is refused; Device permissions, above): the app "
-        "says 'Microphone access denied' even with the notebook's origin allowed a (fake) "
-        "microphone",
+        "frame allows (so _meta.ui.permissions is refused; In the browser, 'Device "
+        "permissions'): the app says 'Microphone access denied' even with the notebook's "
+        "origin allowed a (fake) microphone",
         broken="Microphone access denied",
     ),
 )

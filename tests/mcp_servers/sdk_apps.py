@@ -238,6 +238,26 @@ EVAL_SCRIPT = """
   } catch (error) {
     log(`top blocked ${error.name}`);
   }
+  // A blob: script of the app's own (what this host makes of a data: module literal): it
+  // runs when the app imports it, in this realm, after the guard. A nested frame (another
+  // opaque origin) may not load it, and cannot make one of its own: it has no first script.
+  const BLOB_NESTED = RTC("blob nested").replaceAll('__log("', 'console.log("EVAL ');
+  const blob = URL.createObjectURL(new Blob(
+    [`if (window.name === "blob-nested") { ${BLOB_NESTED} } else { ${RTC("blob")} }`],
+    { type: "text/javascript" },
+  ));
+  eval(`import(${JSON.stringify(blob)})
+    .then(() => __log("import blob done"), (error) => __log("import blob blocked " + error.name))`);
+  const blobNested = document.createElement("iframe");
+  blobNested.name = "blob-nested";
+  blobNested.srcdoc = `<script src="${blob}"><\\/script>`;
+  document.body.append(blobNested);
+  const ownBlob = document.createElement("iframe");
+  const OWN = JSON.stringify(RTC("own blob").replaceAll('__log("', 'console.log("EVAL '));
+  ownBlob.srcdoc = `<script>const s = document.createElement("script");
+    s.src = URL.createObjectURL(new Blob([${OWN}], { type: "text/javascript" }));
+    document.head.append(s);<\\/script>`;
+  document.body.append(ownBlob);
   const script = document.createElement("script");  // a script made at run time: no hash
   script.textContent = RTC("made");
   document.body.append(script);
