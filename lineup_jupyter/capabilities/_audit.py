@@ -72,7 +72,13 @@ FIELDS: tuple[str, ...] = (
     "answered_at",
     "result_digest",
     "prev_hash",
+    "session",
 )
+# ``session`` came after rows were first sealed: the host's number for the agent's binding
+# (H27: 0 the kernel's own agents, else one connection or MCP server session), which tells
+# a namesake from the agent it imitates. It is in a row's MAC only when the row has one, so
+# rows written before it still verify, and one added to or taken from a row breaks its MAC.
+_SEALED = FIELDS[:-1]
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS audit (
@@ -95,7 +101,7 @@ def digest(value: Any) -> str:
 
 def _unkeyed_hash(row: dict[str, Any]) -> str:
     """The hash rows had before the audit was keyed: only to check a table being migrated."""
-    return digest([row.get(name) for name in FIELDS])
+    return digest([row.get(name) for name in _SEALED])
 
 
 def _unkeyed_chain_intact(rows: list[dict[str, Any]]) -> bool:
@@ -108,10 +114,25 @@ def _unkeyed_chain_intact(rows: list[dict[str, Any]]) -> bool:
     return True
 
 
+def _add_session_column(db: sqlite3.Connection) -> None:
+    """A table made before ``session`` gets the column (its rows: none, which their MACs
+    expect); another kernel adding it meanwhile is no error."""
+    if "session" in {column[1] for column in db.execute("PRAGMA table_info(audit)")}:
+        return
+    try:
+        db.execute("ALTER TABLE audit ADD COLUMN session TEXT")
+    except sqlite3.OperationalError as exc:
+        if "duplicate column" not in str(exc):
+            raise
+
+
 def _seal(key: bytes, row: dict[str, Any]) -> str:
     """A row's MAC. A field an editor made unserialisable seals to nothing that matches."""
+    values = [row.get(name) for name in _SEALED]
+    if row.get("session") is not None:
+        values.append(row["session"])
     try:
-        text = dumps([row.get(name) for name in FIELDS])
+        text = dumps(values)
     except (TypeError, ValueError):
         return ""
     return hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
@@ -158,6 +179,7 @@ class AuditTable(Sequence[dict[str, Any]]):
         "capability",
         "risk",
         "agent",
+        "session",
         "reason",
         "decision",
         "decided_by",
@@ -231,6 +253,7 @@ class Audit:
             connection = connect(self.path)
             try:
                 connection.execute(_SCHEMA)
+                _add_session_column(connection)
                 connection.execute(_PENDING_SCHEMA)
                 self._key = _load_key(self.key_path)
                 if not self.anchor_path.exists():
@@ -359,6 +382,8 @@ class Audit:
         unknown = set(fields) - set(FIELDS)
         if unknown or "prev_hash" in fields:
             raise ValueError(f"not audit fields: {sorted(unknown | {'prev_hash'} & set(fields))}")
+        if fields.get("session") is not None:  # sealed as the TEXT it is read back as
+            fields["session"] = str(fields["session"])
         call_id = fields.get("call_id")
         with self._lock:
             self._running.discard(call_id)  # written or not: verify may now count it
@@ -418,6 +443,7 @@ class Audit:
         call_id: str | None = None,
         capability: str | None = None,
         agent: str | None = None,
+        session: int | None = None,
         status: str | None = None,
         limit: int = 100,
     ) -> AuditTable:
@@ -425,6 +451,8 @@ class Audit:
 
         ``conversation_id`` defaults to the audit's own (a host's: ``host.audit.query()`` is
         this conversation's rows); ``conversation_id=None`` reads every conversation's.
+        ``session`` is the host's number for the agent's binding (``agent`` is the name it
+        chose): ``agent="mcp.weather", session=2`` is that server session's rows only.
 
         >>> host.audit.query(status="rejected")  # doctest: +SKIP
         >>> host.audit.query(conversation_id=None, capability="artifact.save")  # doctest: +SKIP
@@ -438,6 +466,7 @@ class Audit:
                 ("call_id", call_id),
                 ("capability", capability),
                 ("agent", agent),
+                ("session", None if session is None else str(session)),
                 ("status", status),
             )
             if value is not None

@@ -31,7 +31,7 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any, Literal
 
-from ..core._identity import Identity, host_bound
+from ..core._identity import NOBODY, Identity, host_bound
 from ..core._ports import HostPort, Send
 from ..core._schemas import first_problem
 from ..protocol import AppCall, rules
@@ -547,6 +547,7 @@ class Broker:
             capability=capability_name,
             risk=risk,
             agent=identity.agent_id,
+            session=identity.session,
             reason=reason,
             arguments_digest=digest(arguments),
             decision=decision,
@@ -609,6 +610,7 @@ class Broker:
             event="call",
             call_id=call_id,
             agent=to,
+            session=None if identity is NOBODY else identity.session,
             status=answer["status"],
             received_at=at,
             answered_at=at,
@@ -650,6 +652,7 @@ class Broker:
             capability=name,
             risk=None if capability is None else capability.risk,
             agent=None if identity is None else identity.agent_id,
+            session=None if identity is None else identity.session,
             decision=action,
             decided_by=decided_by,
         )

@@ -472,6 +472,7 @@ class McpApps:
                 event="mcp_grant",
                 capability=f"{app.server.capability_prefix}csp",
                 agent=app.server.agent_id,
+                session=None if app.server.identity is None else app.server.identity.session,
                 reason=f"{directive} {domain} for {app.resource.uri}",
                 decision="allow" if allow else "deny",
                 decided_by="user",

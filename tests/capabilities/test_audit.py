@@ -28,6 +28,10 @@ from lineup_jupyter.protocol._json import dumps
 
 from ..conftest import AGENT, CONVERSATION, envelope
 
+# What a row's MAC covered before the ``session`` column, and what a row without a session
+# still covers: the fields of the unkeyed and the first keyed tables.
+BEFORE_SESSION = tuple(name for name in FIELDS if name != "session")
+
 
 def row(n: int, decision: str = "allow") -> dict[str, Any]:
     return {
@@ -83,14 +87,16 @@ def rechain(audit: Audit, start: int, seal: Any) -> None:
 
 def keyed(key: bytes) -> Any:
     def seal(found: dict[str, Any]) -> str:
-        text = dumps([found.get(name) for name in FIELDS])
-        return hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
+        values = [found.get(name) for name in BEFORE_SESSION]
+        if found.get("session") is not None:
+            values.append(found["session"])
+        return hmac.new(key, dumps(values).encode(), hashlib.sha256).hexdigest()
 
     return seal
 
 
 def unkeyed(found: dict[str, Any]) -> str:
-    return digest([found.get(name) for name in FIELDS])
+    return digest([found.get(name) for name in BEFORE_SESSION])
 
 
 def the_key(audit: Audit) -> bytes:
@@ -225,19 +231,22 @@ def test_c13_kernels_appending_at_once_keep_one_anchored_chain(tmp_path: Path) -
 
 
 def legacy_table(path: Path, rows: int) -> None:
-    """An audit as the unkeyed version wrote it: sha256 chain, no key, no anchor."""
-    from lineup_jupyter.capabilities._audit import _SCHEMA
-
+    """An audit as the unkeyed version wrote it: sha256 chain, no key, no anchor, and no
+    ``session`` column."""
+    columns = ", ".join(f"{name} TEXT" for name in BEFORE_SESSION)
     with sqlite3.connect(path) as db:
-        db.execute(_SCHEMA)
+        db.execute(
+            f"CREATE TABLE audit (seq INTEGER PRIMARY KEY AUTOINCREMENT, {columns}, "
+            "hash TEXT NOT NULL)"
+        )
         previous = GENESIS
         for n in range(rows):
-            found = {**dict.fromkeys(FIELDS), **row(n), "prev_hash": previous}
+            found = {**dict.fromkeys(BEFORE_SESSION), **row(n), "prev_hash": previous}
             previous = unkeyed(found)
-            names = (*FIELDS, "hash")
+            names = (*BEFORE_SESSION, "hash")
             db.execute(
                 f"INSERT INTO audit ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
-                [*(found[name] for name in FIELDS), previous],
+                [*(found[name] for name in BEFORE_SESSION), previous],
             )
 
 
@@ -251,7 +260,7 @@ def test_c13_an_unkeyed_table_with_an_intact_chain_is_sealed_on_first_open(
     verdict = audit.verify()
     assert verdict.ok and verdict.rows == 3
     after = rows_of(audit)
-    fields = [name for name in FIELDS if name != "prev_hash"]
+    fields = [name for name in BEFORE_SESSION if name != "prev_hash"]
     assert [[r[f] for f in fields] for r in after] == [[r[f] for f in fields] for r in before]
     assert [r["hash"] for r in after] != [r["hash"] for r in before]  # now MACs
     execute(audit, "DELETE FROM audit WHERE seq = 3")
@@ -316,3 +325,44 @@ def test_c13_a_hosts_audit_shows_its_own_conversation_unless_asked(tmp_path: Pat
     assert mine.audit.verify().rows == 5 and mine.audit.verify().ok
     # A bare Audit has no conversation of its own: every row.
     assert len(Audit(mine.audit.path).query()) == 5
+
+
+def test_c13_h27_each_row_has_the_hosts_session_sealed_and_older_rows_still_verify(
+    tmp_path: Path,
+) -> None:
+    """H27 in the audit: beside the name an agent chose (``agent``), each row has the host's
+    number for its binding (``session``), so a namesake's rows are told from the genuine
+    agent's. Rows written before the column (here an unkeyed table, sealed on first open)
+    verify after it was added; a session added to, changed in or taken from a row breaks
+    that row's MAC."""
+
+    def made(name: str) -> Audit:
+        path = tmp_path / name / "audit.sqlite3"
+        path.parent.mkdir()
+        legacy_table(path, 2)
+        audit = Audit(path)
+        audit.record(**row(2), session=1)
+        audit.record(**row(3), session=3)  # the same agent name, another binding
+        return audit
+
+    audit = made("clean")
+    assert audit.verify().ok
+    assert [(r["agent"], r["session"]) for r in audit.query()] == [
+        (AGENT, None),
+        (AGENT, None),
+        (AGENT, "1"),
+        (AGENT, "3"),
+    ]
+    assert [r["call_id"] for r in audit.query(agent=AGENT, session=3)] == ["c3"]
+    for n, sql in enumerate(
+        [
+            "UPDATE audit SET session = '3' WHERE seq = 3",  # blamed on the namesake
+            "UPDATE audit SET session = NULL WHERE seq = 4",  # its binding erased
+            "UPDATE audit SET session = '1' WHERE seq = 1",  # an old row given one
+        ]
+    ):
+        tampered = made(f"tampered-{n}")
+        execute(tampered, sql)
+        verdict = tampered.verify()
+        seq = int(sql.rsplit(" ", 1)[-1])
+        assert not verdict.ok and verdict.first_broken == seq, (sql, verdict)

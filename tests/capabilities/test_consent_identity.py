@@ -184,6 +184,11 @@ def test_h27_a_remote_namesake_and_another_remote_agent_read_nothing(
     namesake.send(call("alice", "a1"))
     assert [c.identity.agent_id for c in host.pending_calls] == ["alice"]  # a card, no result
     assert host.pending_calls[0].identity.session != 0
+    # The audit tells the two alices apart by the host's number, not the name they chose.
+    user.deny(host.pending_calls[0].key)
+    assert namesake.expect("app.result")["payload"]["status"] == "rejected"
+    sessions = [row["session"] for row in host.audit.query(call_id="a1", agent="alice")]
+    assert len(sessions) == 2 and len(set(sessions)) == 2 and None not in sessions, sessions
 
 
 # ---- Remember across agents (C8, H27) ---------------------------------------------------

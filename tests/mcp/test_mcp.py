@@ -399,6 +399,7 @@ def test_a_grant_is_the_users_audited_and_rebuilds_the_frame(
     assert reopened["result"] is not None  # replayed by the new frame
     (row,) = host.audit.query(capability="mcp.weather.csp")
     assert (row["decision"], row["decided_by"], row["agent"]) == ("allow", "user", "mcp.weather")
+    assert server.identity is not None and row["session"] == str(server.identity.session)
     # A second app of the same resource has the grant (kept for the kernel's life).
     second = server.open("show_weather", {"city": "Oslo"})
     assert second.spec()["granted"]["connectDomains"] == ["https://api.weather.example"]
