@@ -78,7 +78,7 @@ FIELDS: tuple[str, ...] = (
 # (H27: 0 the kernel's own agents, else one connection or MCP server session), which tells
 # a namesake from the agent it imitates. It is in a row's MAC only when the row has one, so
 # rows written before it still verify, and one added to or taken from a row breaks its MAC.
-_SEALED = FIELDS[:-1]
+_SEALED = tuple(name for name in FIELDS if name != "session")
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS audit (
