@@ -77,7 +77,7 @@ class Summary:
 
     def __init__(self, limit: int) -> None:
         self._limit = limit
-        self._calls: dict[str, dict[str, Any]] = {}
+        self._calls: dict[tuple[str | None, str], dict[str, Any]] = {}  # (agent, call_id)
         self._inventories: deque[dict[str, Any]] = deque(maxlen=limit)
 
     def add(self, record: dict[str, Any]) -> None:
@@ -95,19 +95,22 @@ class Summary:
         if not isinstance(payload, dict) or not isinstance(payload.get("call_id"), str):
             return  # refused before it was a call of anything
         call_id: str = payload["call_id"]
-        entry = self._calls.get(call_id)
+        # Whose call: an app.call's sender, an app.result's target. Two agents' calls under
+        # one call_id are two rows, never one under the first one's name (H27).
+        party = envelope.get("sender" if record["type"] == _CALL else "target")
+        agent = party.get("id") if isinstance(party, dict) else None
+        key = (agent if isinstance(agent, str) else None, call_id)
+        entry = self._calls.get(key)
         if entry is None:  # the first sight; its app.call may have fallen off the history
-            entry = self._calls[call_id] = dict.fromkeys(_CALL_FIELDS)
-            entry.update(call_id=call_id, requests=0)
+            entry = self._calls[key] = dict.fromkeys(_CALL_FIELDS)
+            entry.update(call_id=call_id, agent=key[0], requests=0)
             if len(self._calls) > self._limit:
                 del self._calls[next(iter(self._calls))]
         if record["type"] == _CALL:
             entry["requests"] += 1  # a repeat with the same call_id is answered once (C12)
             if entry["requested"] is None:
-                sender = envelope.get("sender")
                 entry.update(
                     capability=payload.get("capability"),
-                    agent=sender.get("id") if isinstance(sender, dict) else None,
                     reason=payload.get("reason"),
                     arguments=payload.get("arguments"),
                     requested=record["time"],
@@ -144,12 +147,12 @@ class Summary:
 
     def calls(self, pending: Iterable[PendingCall]) -> list[dict[str, Any]]:
         """Every call, oldest first; those without a result yet are waiting or running."""
-        waiting = {call.call_id for call in pending}
+        waiting = {(call.identity.agent_id, call.call_id) for call in pending}
         found = []
-        for entry in self._calls.values():
+        for (agent, call_id), entry in self._calls.items():
             status = entry["status"]
             if status is None:
-                status = "waiting for the user" if entry["call_id"] in waiting else "running"
+                status = "waiting for the user" if (agent, call_id) in waiting else "running"
             found.append({**entry, "status": status})
         return found
 

@@ -190,6 +190,27 @@ def test_calls_pair_each_app_call_with_its_result(host: Host) -> None:
     assert calls["call_4"]["capability"] == "demo.lookup"
 
 
+def test_h27_two_agents_calls_under_one_call_id_are_two_rows(host: Host) -> None:
+    """The call table is where a user reads whose call is whose: another agent's call under
+    a call_id alice used is a row of its own, under its own name and status, never counted
+    as a repeat of alice's (H27, as the broker keeps them apart)."""
+
+    @host.capability("demo.lookup", risk="display_only", input_schema={"type": "object"})
+    def lookup(arguments: dict[str, Any]) -> dict[str, Any]:
+        return {"found": arguments.get("q")}
+
+    alice = host.connect_agent("alice")
+    mallory = host.connect_agent("mallory")
+    alice.call("demo.lookup", {"q": "oslo"}, reason="look it up", call_id="same_1")
+    mallory.call("app.open_url", {"url": "https://example.com"}, reason="x", call_id="same_1")
+    calls = inspector.summarize(host.history).calls(host.pending_calls)
+    rows = [(c["call_id"], c["agent"], c["capability"], c["status"], c["requests"]) for c in calls]
+    assert rows == [
+        ("same_1", "alice", "demo.lookup", "completed", 1),
+        ("same_1", "mallory", "app.open_url", "waiting for the user", 1),
+    ]
+
+
 def test_inventories_list_every_revision_sent(host: Host) -> None:
     """C1, C2: each client.inventory sent, with its revision and what it listed."""
     agent = host.connect_agent(AGENT)
