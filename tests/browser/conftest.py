@@ -107,6 +107,13 @@ def jupyter(chromium: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator
     server.stop()
 
 
+def hold_devices(context: BrowserContext, jupyter: JupyterServer, *more: str) -> None:
+    """The notebook's origin holds DEVICE_PERMISSIONS (and ``more``), with a position to
+    give: what a user may have allowed it for other tools."""
+    context.grant_permissions([*DEVICE_PERMISSIONS, *more], origin=jupyter.url)
+    context.set_geolocation({"latitude": 59.91, "longitude": 10.75})
+
+
 @pytest.fixture(scope="session")
 def context(browser: Browser, jupyter: JupyterServer) -> Iterator[BrowserContext]:
     """One context for the session: its HTTP cache makes every JupyterLab load after the first
@@ -116,8 +123,7 @@ def context(browser: Browser, jupyter: JupyterServer) -> Iterator[BrowserContext
     refused, the containment refused, not a prompt nobody answered."""
     context = browser.new_context(viewport={"width": 1280, "height": 1000})
     context.set_default_timeout(PAGE_TIMEOUT_MS)
-    context.grant_permissions(DEVICE_PERMISSIONS, origin=jupyter.url)
-    context.set_geolocation({"latitude": 59.91, "longitude": 10.75})
+    hold_devices(context, jupyter)
     yield context
     context.close()
 

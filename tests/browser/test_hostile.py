@@ -35,7 +35,7 @@ from playwright.sync_api import Browser, ConsoleMessage, Dialog, Download, Page,
 
 from ..vectors import SKIP_EXTRA
 from .canary import Canary, CanaryServer
-from .conftest import DEVICE_PERMISSIONS
+from .conftest import hold_devices
 from .hostile import (
     KERNEL_SETUP,
     PAGE_SETUP,
@@ -241,10 +241,7 @@ def session(browser: Browser, jupyter: JupyterServer, canary: Canary) -> Iterato
     context.set_default_timeout(60_000)
     # As the session's context (conftest.py): the devices a user may have allowed the
     # notebook's origin; a surface still gets none of them (the permissions bundle).
-    context.grant_permissions(
-        ["clipboard-read", "clipboard-write", *DEVICE_PERMISSIONS], origin=jupyter.url
-    )
-    context.set_geolocation({"latitude": 59.91, "longitude": 10.75})
+    hold_devices(context, jupyter, "clipboard-read", "clipboard-write")
     seen = Observed()
     context.on("page", lambda p: seen.popups.append(p.url))
 

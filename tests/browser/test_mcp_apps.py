@@ -655,16 +655,22 @@ for (const kind of ["data", "blob"]) {
 ROUTED = ("fetch", "xhr", "sse", "import", "nested")
 
 
+def console_said(page: Page, console: list[str], tag: str, names: set[str]) -> dict[str, str]:
+    """What a script said for each of ``names`` in console lines ``<tag> <name> <what>``
+    (the last line for a name wins), once it said something for each; waits on the page."""
+    for _ in range(100):
+        lines = [text.split(" ", 2) for text in console if text.startswith(f"{tag} ")]
+        heard = {words[1]: words[2] if len(words) > 2 else "" for words in lines}
+        if set(heard) == names:
+            return heard
+        page.wait_for_timeout(100)
+    raise AssertionError(f"{tag}: not all of {sorted(names)} said something: {console[-20:]}")
+
+
 def workers_heard(control: Page, console: list[str]) -> dict[str, str]:
     """What each worker said on the control page ("blocked ..." or "ran: <ways> | <blocked by
     the policy>")."""
-    for _ in range(100):
-        lines = [text.split(" ", 2) for text in console if text.startswith("WORKER ")]
-        heard = {kind: said for _, kind, said in lines}
-        if set(heard) == {"data", "blob"}:
-            return heard
-        control.wait_for_timeout(100)
-    raise AssertionError(f"the workers said nothing: {console[-20:]}")
+    return console_said(control, console, "WORKER", {"data", "blob"})
 
 
 def test_workers_inherit_the_apps_policy_and_reach_nothing(
@@ -773,19 +779,6 @@ SAME_ORIGIN_FRAME = """([script, allow]) => {
 }"""
 
 
-def devices_said(page: Page, console: list[str]) -> dict[str, str]:
-    """What the devices script said, once it said it for each device."""
-    for _ in range(100):
-        heard = {
-            words[1]: words[2] if len(words) > 2 else ""
-            for words in (text.split(" ", 2) for text in console if text.startswith("DEVICE "))
-        }
-        if set(heard) == set(DEVICE_PERMISSIONS):
-            return heard
-        page.wait_for_timeout(100)
-    raise AssertionError(f"the devices script said nothing: {console[-20:]}")
-
-
 def test_no_app_frame_gets_a_device(context: BrowserContext, jupyter: JupyterServer) -> None:
     """Why ``_meta.ui.permissions`` is refused (docs/mcp-apps.md, "Device permissions"), as an
     attack: the notebook's origin holds the microphone, camera and location permissions (the
@@ -815,7 +808,7 @@ def test_no_app_frame_gets_a_device(context: BrowserContext, jupyter: JupyterSer
         for doc, allow in ((shipped, None), (allowed, everything)):
             console.clear()
             page = control_page(context, jupyter, Seen(), doc, allow)
-            said.append(devices_said(page, console))
+            said.append(console_said(page, console, "DEVICE", set(DEVICE_PERMISSIONS)))
             page.close()
         as_shipped, as_granted = said
         assert not any(what.startswith("OK") for what in as_shipped.values()), as_shipped
@@ -825,7 +818,7 @@ def test_no_app_frame_gets_a_device(context: BrowserContext, jupyter: JupyterSer
         console.clear()
         page = control_page(context, jupyter, Seen(), "<!-- no app here -->")
         page.evaluate(SAME_ORIGIN_FRAME, [DEVICES_SCRIPT, everything])
-        control = devices_said(page, console)
+        control = console_said(page, console, "DEVICE", set(DEVICE_PERMISSIONS))
         page.close()
         assert all(what.startswith("OK") for what in control.values()), control
         assert "Fake" in control["microphone"] and "fake" in control["camera"].lower(), control

@@ -221,6 +221,8 @@ EVAL_SCRIPT = """
     `try { const pc = new RTCPeerConnection({ iceServers: [{ urls: "stun:127.0.0.1:${UDP}" }] });` +
     ` pc.createDataChannel("x"); pc.createOffer().then((o) => pc.setLocalDescription(o));` +
     ` __log("rtc ${where} started"); } catch (error) { __log("rtc ${where} blocked " + error.name); }`;
+  // The same, for a frame of its own (no __log there): it says so on the console.
+  const RTC_CONSOLE = (where) => RTC(where).replaceAll('__log("', 'console.log("EVAL ');
   if (window.name === "nested") {
     eval(RTC("nested"));  // this script's own text in a nested frame: the guard came along
     return;
@@ -241,7 +243,7 @@ EVAL_SCRIPT = """
   // A blob: script of the app's own (what this host makes of a data: module literal): it
   // runs when the app imports it, in this realm, after the guard. A nested frame (another
   // opaque origin) may not load it, and cannot make one of its own: it has no first script.
-  const BLOB_NESTED = RTC("blob nested").replaceAll('__log("', 'console.log("EVAL ');
+  const BLOB_NESTED = RTC_CONSOLE("blob nested");
   const blob = URL.createObjectURL(new Blob(
     [`if (window.name === "blob-nested") { ${BLOB_NESTED} } else { ${RTC("blob")} }`],
     { type: "text/javascript" },
@@ -253,7 +255,7 @@ EVAL_SCRIPT = """
   blobNested.srcdoc = `<script src="${blob}"><\\/script>`;
   document.body.append(blobNested);
   const ownBlob = document.createElement("iframe");
-  const OWN = JSON.stringify(RTC("own blob").replaceAll('__log("', 'console.log("EVAL '));
+  const OWN = JSON.stringify(RTC_CONSOLE("own blob"));
   ownBlob.srcdoc = `<script>const s = document.createElement("script");
     s.src = URL.createObjectURL(new Blob([${OWN}], { type: "text/javascript" }));
     document.head.append(s);<\\/script>`;
@@ -262,7 +264,7 @@ EVAL_SCRIPT = """
   script.textContent = RTC("made");
   document.body.append(script);
   const made = document.createElement("iframe");  // a fresh realm whose script eval made
-  made.srcdoc = `<script>${RTC("made frame").replaceAll('__log("', 'console.log("EVAL ')}<\\/script>`;
+  made.srcdoc = `<script>${RTC_CONSOLE("made frame")}<\\/script>`;
   document.body.append(made);
   const nested = document.createElement("iframe");
   nested.name = "nested";
