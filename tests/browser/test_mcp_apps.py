@@ -501,18 +501,18 @@ def test_eval_runs_after_the_guard_and_escapes_nothing(
     context: BrowserContext,
     jupyter: JupyterServer,
 ) -> None:
-    """'unsafe-eval' is in an app's policy (threejs runs its scenes with new Function): code
-    made from strings runs only from a script already running, in a realm whose first
-    statement was the guard. The eval app's eval, new Function and string timer reach for
+    """S3 and L1 for MCP apps. 'unsafe-eval' is in an app's policy (threejs runs its scenes with new
+    Function): code made from strings runs only from a script already running, in a realm whose
+    first statement was the guard. The eval app's eval, new Function and string timer reach for
     WebRTC, fetch, a data: import and the page's realm, make a script and a frame at run time,
-    and copy themselves into a nested frame: eval works, every escape is blocked, 0 requests
-    and 0 datagrams reach the canary. Its own blob: script (``script-src blob:``, for PDF.js)
-    runs when it imports it, after the guard (its WebRTC: TypeError); the same blob: as a
-    nested frame's first script never runs (Chromium: "Not allowed to load local resource"),
-    nor does a nested frame's script that would make a blob: of its own (no hash). Control:
-    the same document as the page built it, with the guard's WebRTC deletion taken out (its
-    hashes then under 'unsafe-inline' 'unsafe-eval' blob:): the eval'd and the blob: WebRTC
-    start, and so does a nested frame's own blob: script, and datagrams reach the canary."""
+    and copy themselves into a nested frame: eval works, every escape is blocked, 0 requests and
+    0 datagrams reach the canary. Its own blob: script (``script-src blob:``, for PDF.js) runs
+    when it imports it, after the guard (its WebRTC: TypeError); the same blob: as a nested
+    frame's first script never runs (Chromium: "Not allowed to load local resource"), nor does a
+    nested frame's script that would make a blob: of its own (no hash). Control: the same
+    document as the page built it, with the guard's WebRTC deletion taken out (its hashes then
+    under 'unsafe-inline' 'unsafe-eval' blob:): the eval'd and the blob: WebRTC start, and so
+    does a nested frame's own blob: script, and datagrams reach the canary."""
     notebook = open_notebook([setup(canary)])
     notebook.execute("server = host.connect_mcp(STDIO)")
     notebook.execute('app = server.open("show_eval", {})')
@@ -780,17 +780,17 @@ SAME_ORIGIN_FRAME = """([script, allow]) => {
 
 
 def test_no_app_frame_gets_a_device(context: BrowserContext, jupyter: JupyterServer) -> None:
-    """Why ``_meta.ui.permissions`` is refused (docs/mcp-apps.md, "Device permissions"), as an
-    attack: the notebook's origin holds the microphone, camera and location permissions (the
-    session's context, as if a user allowed them for another tool) and Chromium has a fake
-    camera and microphone. An app's shell document as the host builds it (no ``allow`` on the
-    shell, ``'none'`` on the app's frame) asks for each: none is given. The same with both
-    frames allowing all three (what a grant would write): location is given, so the frames'
-    ``allow`` is what keeps it; the camera and microphone still are not (SecurityError):
-    Chromium gives no media device to an opaque origin, and the app's is one, so no grant of
-    this host could give them. Control: a same-origin frame of the same page allowing them
-    gets all three (the fake devices' tracks), so the detector sees a device when one is
-    given."""
+    """L1 and S3 (no camera, no geolocation) for MCP apps, and why ``_meta.ui.permissions``
+    is refused (docs/mcp-apps.md, "Device permissions"), as an attack: the notebook's origin
+    holds the microphone, camera and location permissions (the session's context, as if a
+    user allowed them for another tool) and Chromium has a fake camera and microphone. An
+    app's shell document as the host builds it (no ``allow`` on the shell, ``'none'`` on the
+    app's frame) asks for each: none is given. The same with both frames allowing all three
+    (what a grant would write): location is given, so the frames' ``allow`` is what keeps
+    it; the camera and microphone still are not (SecurityError): Chromium gives no media
+    device to an opaque origin, and the app's is one, so no grant of this host could give
+    them. Control: a same-origin frame of the same page allowing them gets all three (the
+    fake devices' tracks), so the detector sees a device when one is given."""
     console: list[str] = []
 
     def heard(message: ConsoleMessage) -> None:

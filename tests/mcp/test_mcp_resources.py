@@ -112,7 +112,7 @@ def test_frame_and_base_domains_and_permissions_are_refused_with_reasons() -> No
 
 
 def test_each_permission_is_refused_with_its_own_reason() -> None:
-    """MCP Apps' four permissions, each refused for its own reason (docs/mcp-apps.md, "Device
+    """L1: MCP Apps' four permissions, each refused for its own reason (docs/mcp-apps.md, "Device
     permissions"): the camera and microphone because the browser gives none to an opaque
     origin (tests/browser/test_mcp_apps.py test_no_app_frame_gets_a_device), the rest by this
     host's rule; a name the spec does not have is unknown; at most 32 are listed."""
